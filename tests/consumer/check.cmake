@@ -1,0 +1,33 @@
+# Installs the build tree to a scratch prefix, then builds and runs the consumer against it.
+file(REMOVE_RECURSE ${WORK_DIR})
+set(prefix ${WORK_DIR}/prefix)
+if(NOT CONFIG)
+  set(CONFIG Debug)
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --install ${RTMEM_BUILD_DIR} --prefix ${prefix} --config ${CONFIG}
+  RESULT_VARIABLE rc OUTPUT_QUIET)
+if(rc)
+  message(FATAL_ERROR "install failed: ${rc}")
+endif()
+set(flags "")
+if(SANITIZE)
+  set(flags "-fsanitize=${SANITIZE}")  # the installed library was built with them
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE} -B ${WORK_DIR}/build -G ${GENERATOR}
+  -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=${CONFIG} "-DCMAKE_CXX_FLAGS=${flags}"
+  RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "configuring the consumer against the installed package failed")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "building the consumer failed")
+endif()
+execute_process(COMMAND ${WORK_DIR}/build/consumer RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "the consumer ran but failed: ${rc}")
+endif()
+file(GLOB_RECURSE pc ${prefix}/*/rtmem.pc)
+if(NOT pc)
+  message(FATAL_ERROR "rtmem.pc was not installed")
+endif()
