@@ -116,7 +116,7 @@ void progress_bar(const std::string& label, std::uint32_t done, std::uint32_t to
     const int filled =
         static_cast<int>(static_cast<std::uint64_t>(done) * width / std::max(total, 1u));
     std::fprintf(
-        stderr, "\r  %-18s [%.*s%*s] %3u%%", label.c_str(), filled,
+        stderr, "\r  %-30s [%.*s%*s] %3u%%", label.c_str(), filled,
         "########################################", width - filled, "",
         static_cast<unsigned>(static_cast<std::uint64_t>(done) * 100 / std::max(total, 1u)));
     if (done == total) std::fputc('\n', stderr);
@@ -154,8 +154,7 @@ int run(const options& o) {
                                (after.heap_cycles - before.heap_cycles) +
                                    (after.rtmem_cycles - before.rtmem_cycles)});
             before = after;
-            if (o.progress &&
-                (f + 1 == o.cfg.frames || f % std::max(1u, o.cfg.frames / 100) == 0)) {
+            if (o.progress && (f + 1 == o.cfg.frames || f % std::max(1u, o.cfg.frames / 50) == 0)) {
                 progress_bar(o.label, f + 1, o.cfg.frames);
             }
         }
@@ -260,6 +259,14 @@ int verify(const options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc == 2 && std::string_view(argv[1]) == "--variants") {  // what this build can run
+#ifdef DEMO_HAVE_RTMEM
+        std::puts("baseline rtmem");
+#else
+        std::puts("baseline");
+#endif
+        return 0;
+    }
     const options o = parse(argc, argv);
     if (!o.verify_seeds.empty()) return verify(o);
 #ifdef DEMO_HAVE_RTMEM
