@@ -84,7 +84,8 @@ struct baseline_memory {
         }
         void update(float dt) {
             for (std::size_t i = 0; i < live_.size();) {
-                if (step(live_[i]->state, dt)) {
+                particle_state& s = live_[i]->state;
+                if (step(s.position, s.velocity, s.age, s.lifetime, dt)) {
                     ++i;
                     continue;
                 }

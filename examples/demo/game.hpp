@@ -63,6 +63,16 @@ struct chunk {
     std::uint64_t hash = 0;
 };
 
+/// The shape of a streamed chunk, and the most memory one load can need, so the rtmem variant
+/// can size its level slots once.
+inline constexpr std::uint32_t min_pairs = 32768, max_pairs = 131071, max_run = 32;
+inline constexpr std::uint32_t min_assets = 32, max_assets = 95, min_asset = 1024;
+inline constexpr std::size_t max_packed_bytes = 2 * std::size_t{max_pairs};
+inline constexpr std::size_t max_unpacked_bytes = std::size_t{max_pairs} * max_run;
+inline constexpr std::size_t max_asset_bytes =
+    max_unpacked_bytes + max_assets * (std::size_t{min_asset} + 64) + max_assets * sizeof(asset) + 64;
+inline constexpr std::size_t level_slot_bytes = max_packed_bytes + max_unpacked_bytes + max_asset_bytes + 128;
+
 struct view {
     vec3 eye;
     vec3 direction;  // unit length
@@ -180,12 +190,12 @@ class game {
     void load_chunk(std::uint32_t slot, std::uint32_t id) {
         rng r = stream(cfg_.seed, 0xC4, id);
         // The "file": run-length pairs (byte, length), as read from disk.
-        const std::size_t packed = 2 * (32768 + r.below(98304));
+        const std::size_t packed = 2 * (min_pairs + r.below(max_pairs - min_pairs + 1));
         auto* src = static_cast<std::uint8_t*>(mem_.level_temp(slot, packed));
         std::size_t unpacked = 0;
         for (std::size_t i = 0; i < packed; i += 2) {
             src[i] = static_cast<std::uint8_t>(r.next());
-            src[i + 1] = static_cast<std::uint8_t>(1 + r.below(32));
+            src[i + 1] = static_cast<std::uint8_t>(1 + r.below(max_run));
             unpacked += src[i + 1];
         }
         auto* raw = static_cast<std::byte*>(mem_.level_temp(slot, unpacked));
@@ -197,13 +207,13 @@ class game {
         // Permanent part: the asset table and each asset's bytes, kept until the chunk unloads.
         chunk& c = chunks_[slot];
         c.id = id;
-        c.asset_count = 32 + r.below(64);
+        c.asset_count = min_assets + r.below(max_assets - min_assets + 1);
         c.assets = static_cast<asset*>(mem_.level_asset(slot, c.asset_count * sizeof(asset)));
         c.hash = id;
         std::size_t offset = 0;
         for (std::uint32_t a = 0; a < c.asset_count; ++a) {
             const std::size_t size =
-                1024 + r.below(static_cast<std::uint32_t>(2 * unpacked / c.asset_count));
+                min_asset + r.below(static_cast<std::uint32_t>(unpacked / c.asset_count));
             asset& as = c.assets[a];
             as.size = size;
             as.data = static_cast<std::byte*>(mem_.level_asset(slot, size));

@@ -24,12 +24,24 @@ struct particle_state {
     float lifetime = 0;
 };
 
-/// What the loop does not touch: identity and appearance. The constructor registers with the
-/// emitter and computes the colour (a few transcendental calls, as a real one would).
+/// What the loop does not touch: identity and appearance. Activation registers with the
+/// emitter and computes the colour (a few transcendental calls, as a real constructor would);
+/// the constructor activates, the destructor deactivates. A pool that constructs objects once
+/// calls activate/deactivate itself on reuse, so both variants do the same work per particle.
 class particle_body {
-  public:
-    particle_body(emitter& owner, std::uint32_t id, std::uint64_t seed)
-        : owner_(&owner), id_(id), seed_(seed) {
+public:
+    particle_body() = default;
+    particle_body(emitter& owner, std::uint32_t id, std::uint64_t seed) { activate(owner, id, seed); }
+    ~particle_body() {
+        if (owner_ != nullptr) deactivate();
+    }
+    particle_body(const particle_body&) = delete;
+    particle_body& operator=(const particle_body&) = delete;
+
+    void activate(emitter& owner, std::uint32_t id, std::uint64_t seed) {
+        owner_ = &owner;
+        id_ = id;
+        seed_ = seed;
         const float h = static_cast<float>(seed & 0xFFFF) * (6.2831853f / 65536.0f);
         colour_[0] = 0.5f + 0.5f * std::sin(h);
         colour_[1] = 0.5f + 0.5f * std::sin(h + 2.0943951f);
@@ -39,29 +51,21 @@ class particle_body {
         ++owner_->live;
         ++owner_->spawned;
     }
-    ~particle_body() {
-        if (owner_ == nullptr) return;
+    void deactivate() {
         --owner_->live;
         owner_->retired_hash += mix(mix(mix(id_, colour_[0]), colour_[1]), spin_);
+        owner_ = nullptr;
     }
-    particle_body(particle_body&& o) noexcept
-        : owner_(o.owner_), id_(o.id_), seed_(o.seed_), spin_(o.spin_) {
-        for (int i = 0; i < 4; ++i) colour_[i] = o.colour_[i];
-        o.owner_ = nullptr;
-    }
-    particle_body(const particle_body&) = delete;
-    particle_body& operator=(const particle_body&) = delete;
-    particle_body& operator=(particle_body&&) = delete;
 
     std::uint32_t id() const { return id_; }
     std::uint64_t seed() const { return seed_; }
     const emitter* owner() const { return owner_; }
 
-  private:
-    emitter* owner_;
-    std::uint32_t id_;
-    std::uint64_t seed_;
-    float colour_[4];
+private:
+    emitter* owner_ = nullptr;
+    std::uint32_t id_ = 0;
+    std::uint64_t seed_ = 0;
+    float colour_[4] = {};
     float spin_ = 0;
 };
 
@@ -74,16 +78,17 @@ inline particle_state initial_state(const emitter& e, std::uint64_t seed) {
     return s;
 }
 
-/// One simulation step; returns false when the particle has died.
-inline bool step(particle_state& s, float dt) {
-    s.velocity.y -= 9.81f * dt;
-    s.position += s.velocity * dt;
-    if (s.position.y < 0) {
-        s.position.y = -s.position.y;
-        s.velocity.y = -s.velocity.y * 0.5f;
+/// One simulation step, on fields wherever they live (a struct or SoA columns); returns false
+/// when the particle has died.
+inline bool step(vec3& position, vec3& velocity, float& age, float lifetime, float dt) {
+    velocity.y -= 9.81f * dt;
+    position += velocity * dt;
+    if (position.y < 0) {
+        position.y = -position.y;
+        velocity.y = -velocity.y * 0.5f;
     }
-    s.age += dt;
-    return s.age < s.lifetime;
+    age += dt;
+    return age < lifetime;
 }
 
 inline std::uint64_t particle_hash(const particle_state& s, std::uint32_t id) {
