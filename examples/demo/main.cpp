@@ -20,7 +20,10 @@
 #include "cycle_clock.hpp"
 #include "game.hpp"
 #include "heap_counters.hpp"
-#if __has_include("rtmem_memory_ready.hpp")
+// The rtmem variant needs the allocators, adapters and containers; until they are all in the
+// tree, the demo runs the baseline alone and says so.
+#if __has_include("rtmem/alloc/frame.hpp") && __has_include("rtmem/adapt/pmr.hpp") && \
+    __has_include("rtmem/diag/tracked.hpp") && __has_include("rtmem/containers/soa_vector.hpp")
 #include "rtmem_memory.hpp"
 #define DEMO_HAVE_RTMEM 1
 #endif
