@@ -96,7 +96,7 @@ struct baseline_memory {
         }
         template <class F>
         void for_each(F&& f) const {
-            for (const particle* p : live_) f(p->state, p->body);
+            for (const particle* p : live_) f(p->state, p->body.id(), p->body.owner());
         }
         std::size_t size() const { return live_.size(); }
 

@@ -9,7 +9,7 @@
 //   render       M::command_queue (for_each, retire, push(nparams) -> M::command&,
 //                size); void begin_frame(command_queue&) before a frame fills it
 //   particles    M::particle_store (spawn(emitter&, id, seed, state), update(dt),
-//                for_each(f(state, body)), size)
+//                for_each(f(state, id, emitter*)), size)
 //   levels       void* level_temp(slot, n); void level_temp_free(slot, p, n);
 //                void* level_asset(slot, n); void level_asset_free(slot, p, n);
 //                void level_unload(slot)
@@ -69,9 +69,11 @@ inline constexpr std::uint32_t min_pairs = 32768, max_pairs = 131071, max_run = 
 inline constexpr std::uint32_t min_assets = 32, max_assets = 95, min_asset = 1024;
 inline constexpr std::size_t max_packed_bytes = 2 * std::size_t{max_pairs};
 inline constexpr std::size_t max_unpacked_bytes = std::size_t{max_pairs} * max_run;
-inline constexpr std::size_t max_asset_bytes =
-    max_unpacked_bytes + max_assets * (std::size_t{min_asset} + 64) + max_assets * sizeof(asset) + 64;
-inline constexpr std::size_t level_slot_bytes = max_packed_bytes + max_unpacked_bytes + max_asset_bytes + 128;
+inline constexpr std::size_t max_asset_bytes = max_unpacked_bytes +
+                                               max_assets * (std::size_t{min_asset} + 64) +
+                                               max_assets * sizeof(asset) + 64;
+inline constexpr std::size_t level_slot_bytes =
+    max_packed_bytes + max_unpacked_bytes + max_asset_bytes + 128;
 
 struct view {
     vec3 eye;
@@ -128,8 +130,8 @@ class game {
         std::uint64_t h = mix(0, render_.hash());
         for (const entity_t* e : entities_) h = mix(mix(h, e->position), e->velocity);
         std::uint64_t particle_sum = 0;  // order-independent: stores may keep any order
-        particles_.for_each([&](const particle_state& s, const particle_body& b) {
-            particle_sum += particle_hash(s, b.id());
+        particles_.for_each([&](const particle_state& s, std::uint32_t id, const emitter*) {
+            particle_sum += particle_hash(s, id);
         });
         h = mix(mix(h, particle_sum), std::uint64_t{particles_.size()});
         for (const emitter& e : emitters_)
@@ -400,9 +402,9 @@ class game {
         sums.resize(emitters_.size());
         auto counts = mem_.template temp_vector<std::uint32_t>();
         counts.resize(emitters_.size());
-        particles_.for_each([&](const particle_state& s, const particle_body& b) {
-            const auto owner = static_cast<std::size_t>(b.owner() - emitters_.data());
-            sums[owner] += particle_hash(s, b.id());
+        particles_.for_each([&](const particle_state& s, std::uint32_t id, const emitter* e) {
+            const auto owner = static_cast<std::size_t>(e - emitters_.data());
+            sums[owner] += particle_hash(s, id);
             ++counts[owner];
         });
         for (std::uint32_t i = 0; i < emitters_.size(); ++i) {

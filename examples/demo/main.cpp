@@ -5,6 +5,8 @@
 // Frame times come from runs without --profile; --profile times every allocator call (TSC)
 // and tracks live heap bytes, which costs ~20 ns per call.
 #include <sys/resource.h>
+#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,8 +24,10 @@
 #include "heap_counters.hpp"
 // The rtmem variant needs the allocators, adapters and containers; until they are all in the
 // tree, the demo runs the baseline alone and says so.
-#if __has_include("rtmem/alloc/frame.hpp") && __has_include("rtmem/adapt/pmr.hpp") && \
-    __has_include("rtmem/diag/tracked.hpp") && __has_include("rtmem/containers/soa_vector.hpp")
+#if __has_include("rtmem/alloc/frame.hpp") &&                              \
+                  __has_include("rtmem/adapt/pmr.hpp") &&                  \
+                                __has_include("rtmem/diag/tracked.hpp") && \
+                                              __has_include("rtmem/containers/soa_vector.hpp")
 #include "rtmem_memory.hpp"
 #define DEMO_HAVE_RTMEM 1
 #endif
@@ -45,6 +49,7 @@ struct options {
 
 struct sample {
     double frame_ns;
+    double cpu_ns;  // game thread CPU time: robust when other processes share the cores
     std::uint64_t heap_calls;
     std::uint64_t rtmem_calls;
     std::uint64_t alloc_cycles;
@@ -125,6 +130,16 @@ void progress_bar(const std::string& label, std::uint32_t done, std::uint32_t to
     if (done == total) std::fputc('\n', stderr);
 }
 
+double thread_cpu_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
+double seconds(const timeval& tv) {
+    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+}
+
 double percentile(std::vector<double> v, double p) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
@@ -147,11 +162,13 @@ int run(const options& o) {
         game<M> g(mem, o.cfg);
         heap::totals before = heap::read();
         for (std::uint32_t f = 0; f < o.cfg.frames; ++f) {
+            const double c0 = thread_cpu_ns();
             const auto t0 = std::chrono::steady_clock::now();
             g.run_frame();
             const auto t1 = std::chrono::steady_clock::now();
+            const double c1 = thread_cpu_ns();
             const heap::totals after = heap::read();
-            samples.push_back({std::chrono::duration<double, std::nano>(t1 - t0).count(),
+            samples.push_back({std::chrono::duration<double, std::nano>(t1 - t0).count(), c1 - c0,
                                after.heap_calls - before.heap_calls,
                                after.rtmem_calls - before.rtmem_calls,
                                (after.heap_cycles - before.heap_cycles) +
@@ -169,8 +186,9 @@ int run(const options& o) {
     heap::set_profiling(false);
 
     std::vector<double> ms;
-    double calls = 0, rtmem_calls = 0, alloc_ns = 0;
+    double calls = 0, rtmem_calls = 0, alloc_ns = 0, cpu_ns = 0;
     for (const sample& s : samples) {
+        cpu_ns += s.cpu_ns;
         ms.push_back(s.frame_ns / 1e6);
         calls += static_cast<double>(s.heap_calls);
         rtmem_calls += static_cast<double>(s.rtmem_calls);
@@ -180,6 +198,7 @@ int run(const options& o) {
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
     const double rss_mib = static_cast<double>(ru.ru_maxrss) / 1024.0;
+    const double process_cpu_ms = (seconds(ru.ru_utime) + seconds(ru.ru_stime)) * 1e3;
     const heap::totals t = heap::read();
 
     std::printf("%s: %u frames, %u entities, seed %" PRIu64
@@ -192,13 +211,13 @@ int run(const options& o) {
     if (!o.csv.empty()) {
         std::FILE* f = std::fopen(o.csv.c_str(), "w");
         if (f == nullptr) usage("cannot write --csv file");
-        std::fprintf(f, "frame,frame_ms,heap_calls,rtmem_calls,alloc_us\n");
+        std::fprintf(f, "frame,frame_ms,cpu_ms,heap_calls,rtmem_calls,alloc_us\n");
         for (std::size_t i = 0; i < samples.size(); ++i) {
-            std::fprintf(f, "%zu,%.4f,%" PRIu64 ",%" PRIu64 ",%.3f\n", i, samples[i].frame_ns / 1e6,
-                         samples[i].heap_calls, samples[i].rtmem_calls,
-                         o.profile
-                             ? static_cast<double>(samples[i].alloc_cycles) / cycles_per_ns / 1e3
-                             : 0.0);
+            std::fprintf(
+                f, "%zu,%.4f,%.4f,%" PRIu64 ",%" PRIu64 ",%.3f\n", i, samples[i].frame_ns / 1e6,
+                samples[i].cpu_ns / 1e6, samples[i].heap_calls, samples[i].rtmem_calls,
+                o.profile ? static_cast<double>(samples[i].alloc_cycles) / cycles_per_ns / 1e3
+                          : 0.0);
         }
         std::fclose(f);
     }
@@ -211,6 +230,7 @@ int run(const options& o) {
             "%" PRIu64
             ", \"profile\": %s, \"heap_counting\": %s,\n"
             " \"frame_ms\": {\"p50\": %.4f, \"p99\": %.4f, \"max\": %.4f, \"mean\": %.4f},\n"
+            " \"game_cpu_ms_per_frame\": %.4f, \"process_cpu_ms\": %.1f,\n"
             " \"heap_calls_per_frame\": %.1f, \"rtmem_calls_per_frame\": %.1f, "
             "\"alloc_us_per_frame\": %.2f,\n"
             " \"peak_rss_mib\": %.2f, \"peak_heap_mib\": %.2f, \"particles\": %zu, "
@@ -224,7 +244,8 @@ int run(const options& o) {
                 for (double v : ms) s += v;
                 return s / n;
             }(),
-            calls / n, rtmem_calls / n, o.profile ? alloc_ns / n / 1e3 : 0.0, rss_mib,
+            cpu_ns / n / 1e6, process_cpu_ms, calls / n, rtmem_calls / n,
+            o.profile ? alloc_ns / n / 1e3 : 0.0, rss_mib,
             o.profile ? static_cast<double>(t.peak_bytes) / 1048576.0 : 0.0, particles, chunks,
             checksum, tags_json.c_str());
         std::fclose(f);

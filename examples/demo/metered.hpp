@@ -13,7 +13,7 @@ namespace demo {
 
 template <rtmem::allocator A>
 class metered {
-public:
+  public:
     static constexpr std::string_view name = "metered";
     explicit metered(A& a) noexcept : a_(&a) {}
 
@@ -28,7 +28,8 @@ public:
         heap::add_rtmem_call(cycles() - t0);
         return p;
     }
-    void deallocate(void* p, std::size_t size, std::size_t align = rtmem::default_alignment) noexcept {
+    void deallocate(void* p, std::size_t size,
+                    std::size_t align = rtmem::default_alignment) noexcept {
         if (!profiling()) {
             heap::add_rtmem_call(0);
             return a_->deallocate(p, size, align);
@@ -39,7 +40,7 @@ public:
     }
     A& underlying() const noexcept { return *a_; }
 
-private:
+  private:
     static bool profiling() noexcept {
         return heap::detail::profiling_on.load(std::memory_order_relaxed);
     }

@@ -29,9 +29,11 @@ struct particle_state {
 /// the constructor activates, the destructor deactivates. A pool that constructs objects once
 /// calls activate/deactivate itself on reuse, so both variants do the same work per particle.
 class particle_body {
-public:
+  public:
     particle_body() = default;
-    particle_body(emitter& owner, std::uint32_t id, std::uint64_t seed) { activate(owner, id, seed); }
+    particle_body(emitter& owner, std::uint32_t id, std::uint64_t seed) {
+        activate(owner, id, seed);
+    }
     ~particle_body() {
         if (owner_ != nullptr) deactivate();
     }
@@ -61,7 +63,7 @@ public:
     std::uint64_t seed() const { return seed_; }
     const emitter* owner() const { return owner_; }
 
-private:
+  private:
     emitter* owner_ = nullptr;
     std::uint32_t id_ = 0;
     std::uint64_t seed_ = 0;

@@ -47,27 +47,43 @@ struct particle_row {
     F<vec3> velocity;
     F<float> age;
     F<float> lifetime;
+    F<std::uint32_t> id;  // what drawing needs, kept hot so it never visits the body
+    F<const emitter*> owner;
     F<rtmem::pooled_ptr<particle_body>> body;
 };
 
 class rtmem_memory {
-public:
+  public:
     static constexpr std::string_view name = "rtmem";
     using system_t = rtmem::tracked<rtmem::malloc_allocator>;
 
+    /// Every block an rtmem allocator takes from the system, charged to one subsystem's tag.
+    class tagged_upstream {
+      public:
+        static constexpr std::string_view name = "tagged_upstream";
+        tagged_upstream(system_t& system, std::string_view tag) : system_(&system), tag_(tag) {}
+        [[nodiscard]] void* allocate(std::size_t size,
+                                     std::size_t align = rtmem::default_alignment) noexcept {
+            return system_->allocate(size, align, tag_);
+        }
+        void deallocate(void* p, std::size_t size,
+                        std::size_t align = rtmem::default_alignment) noexcept {
+            system_->deallocate(p, size, align);
+        }
+        rtmem::tag tag() const noexcept { return tag_; }
+
+      private:
+        system_t* system_;
+        rtmem::tag tag_;
+    };
+
     explicit rtmem_memory(const config& cfg)
-        : world_(make_in(tag_world_, [&] {
-              return rtmem::arena(rtmem::arena_options{.chunk_size = 256 * 1024}, system_);
-          })),
-          frames_(make_in(tag_render_, [&] {
-              // Commands of one frame: each visible object in every view, with its parameters.
-              const std::size_t bytes = std::size_t{cfg.entities} * cfg.views * 256 + (1u << 20);
-              return rtmem::frame_allocator<2>(bytes, system_);
-          })) {
-        rtmem::tag_scope in(tag_levels_);
+        : world_(rtmem::arena_options{.chunk_size = 256 * 1024}, world_up_),
+          // Commands of one frame: each visible object in every view, with its parameters.
+          frames_(std::size_t{cfg.entities} * cfg.views * 256 + (1u << 20), render_up_) {
         levels_.reserve(cfg.resident_chunks);
         for (std::uint32_t i = 0; i < cfg.resident_chunks; ++i) {
-            levels_.emplace_back(level_slot_bytes, system_);
+            levels_.emplace_back(level_slot_bytes, levels_up_);
             if (levels_.back().capacity() == 0) throw std::bad_alloc();
         }
         level_temps_.assign(cfg.resident_chunks, 0);
@@ -104,7 +120,7 @@ public:
 
     // ---- render commands: frame memory, never freed one by one ---------------------------------
     class command_queue {
-    public:
+      public:
         using command = draw_command<std::span<float>>;
         explicit command_queue(rtmem_memory& m) : mem_(&m), commands_(&m.frame_resource_) {}
         command& push(std::uint32_t nparams) {
@@ -120,7 +136,7 @@ public:
         void retire() {}  // the frame allocator takes everything back two frames from now
         std::size_t size() const { return commands_.size(); }
 
-    private:
+      private:
         friend class rtmem_memory;
         rtmem_memory* mem_;
         std::pmr::vector<command*> commands_;
@@ -139,23 +155,29 @@ public:
 
     // ---- particles: bodies from an object pool, hot state in SoA columns -----------------------
     class particle_store {
-    public:
+      public:
         explicit particle_store(rtmem_memory& m)
-            : mem_(&m), bodies_(make_pool(m)), rows_(m.particle_metered_) {}
+            : mem_(&m),
+              bodies_(8192, rtmem::pool_growth::chunks, m.particles_up_),
+              rows_(m.particle_metered_) {
+            m.particles_ = this;
+        }
+        ~particle_store() { mem_->particles_ = nullptr; }
+        particle_store(const particle_store&) = delete;
+        particle_store& operator=(const particle_store&) = delete;
 
         void spawn(emitter& e, std::uint32_t id, std::uint64_t seed, const particle_state& s) {
-            rtmem::tag_scope in(mem_->tag_particles_);  // charges pool or column growth
             rtmem::pooled_ptr<particle_body> body = metered_call([&] { return bodies_.acquire(); });
             if (!body) throw std::bad_alloc();
             body->activate(e, id, seed);
-            rows_.emplace_back(s.position, s.velocity, s.age, s.lifetime, std::move(body));
+            rows_.emplace_back(s.position, s.velocity, s.age, s.lifetime, id, &e, std::move(body));
         }
         void update(float dt) {
             auto position = rows_.column<0>();
             auto velocity = rows_.column<1>();
             auto age = rows_.column<2>();
             auto lifetime = rows_.column<3>();
-            auto body = rows_.column<4>();
+            auto body = rows_.column<6>();
             for (std::size_t i = 0; i < rows_.size();) {
                 if (step(position[i], velocity[i], age[i], lifetime[i], dt)) {
                     ++i;
@@ -168,23 +190,23 @@ public:
         }
         template <class F>
         void for_each(F&& f) const {
-            for (const auto& row : rows_) {
-                f(particle_state{row.position, row.velocity, row.age, row.lifetime}, *row.body);
+            const auto c = rows_.columns();
+            for (std::size_t i = 0; i < rows_.size(); ++i) {
+                f(particle_state{c.position[i], c.velocity[i], c.age[i], c.lifetime[i]}, c.id[i],
+                  c.owner[i]);
             }
         }
         std::size_t size() const { return rows_.size(); }
         std::size_t pool_capacity() const { return bodies_.capacity(); }
 
-    private:
-        using pool_t = rtmem::object_pool<particle_body, rtmem::notifier_rules::none, rtmem::no_notifier,
-                                          rtmem::no_notifier, system_t>;
-        static pool_t make_pool(rtmem_memory& m) {
-            rtmem::tag_scope in(m.tag_particles_);
-            return pool_t(8192, rtmem::pool_growth::chunks, m.system_);
-        }
+      private:
+        // Bodies are constructed once and reused; activate/deactivate do the per-particle work
+        // (called by the store, outside the timed acquire/release).
+        using pool_t = rtmem::object_pool<particle_body, rtmem::notifier_rules::none,
+                                          rtmem::no_notifier, rtmem::no_notifier, tagged_upstream>;
         rtmem_memory* mem_;
         pool_t bodies_;
-        rtmem::soa_vector<particle_row, metered<system_t>> rows_;
+        rtmem::soa_vector<particle_row, metered<tagged_upstream>> rows_;
     };
 
     // ---- levels: one double-ended slot per resident chunk --------------------------------------
@@ -196,7 +218,8 @@ public:
     }
     /// The load's temporaries are done when the last one is given back: rewind the bottom.
     void level_temp_free(std::uint32_t slot, void*, std::size_t) {
-        if (--level_temps_[slot] == 0) metered_call([&] { levels_[slot].reset(rtmem::side::bottom); });
+        if (--level_temps_[slot] == 0)
+            metered_call([&] { levels_[slot].reset(rtmem::side::bottom); });
     }
     void* level_asset(std::uint32_t slot, std::size_t n) {
         void* p = metered_call([&] { return levels_[slot].allocate(n, 16, rtmem::side::top); });
@@ -208,57 +231,58 @@ public:
         metered_call([&] { levels_[slot].reset(rtmem::side::top); });
     }
 
-    // ---- memory by tag -----------------------------------------------------------------------------
+    // ---- memory by tag
+    // -----------------------------------------------------------------------------
     /// One row per subsystem: bytes its allocators hold from the system (live, peak), calls
     /// that reached the system, and how full the allocators actually got.
     std::string tags_json() const {
         std::string out = "[";
-        auto row = [&](const rtmem::tag& t, std::string_view label, const std::string& detail, std::size_t live,
-                       std::size_t peak, std::uint64_t calls) {
+        auto row = [&](std::string_view tag, std::size_t live, std::size_t peak,
+                       std::uint64_t calls, const std::string& detail) {
             char buf[512];
-            std::snprintf(buf, sizeof buf, "%s{\"tag\": \"%.*s\", \"live\": %zu, \"peak\": %zu, \"calls\": %llu, "
-                          "\"detail\": \"%s\"}", out.size() > 1 ? ", " : "", static_cast<int>(label.size()),
-                          label.data(), live, peak, static_cast<unsigned long long>(calls), detail.c_str());
-            (void)t;
+            std::snprintf(buf, sizeof buf,
+                          "%s{\"tag\": \"%.*s\", \"live\": %zu, \"peak\": %zu, \"calls\": %llu, "
+                          "\"detail\": \"%s\"}",
+                          out.size() > 1 ? ", " : "", static_cast<int>(tag.size()), tag.data(),
+                          live, peak, static_cast<unsigned long long>(calls), detail.c_str());
             out += buf;
         };
-        auto tracked_row = [&](const rtmem::tag& t, std::string_view label, const std::string& detail) {
-            const rtmem::tag_stats s = system_.stats(t);
-            row(t, label, detail, s.live_bytes, s.peak_bytes, s.allocations + s.deallocations);
+        auto tracked_row = [&](const tagged_upstream& up, std::string_view tag,
+                               const std::string& detail) {
+            const rtmem::tag_stats s = system_.stats(up.tag());
+            row(tag, s.live_bytes, s.peak_bytes, s.allocations + s.deallocations, detail);
         };
-        const rtmem::stats w = world_.stats();
-        tracked_row(tag_world_, "world", "arena: " + mib(w.peak) + " used at peak");
-        tracked_row(tag_particles_, "particles", "object_pool + soa_vector columns");
-        const rtmem::stats fr = frames_.stats();
-        tracked_row(tag_render_, "render/commands", "frame_allocator<2>: " + mib(fr.peak) + " used in the busiest frame");
+        tracked_row(world_up_, "world", "arena, " + mib(world_.stats().peak) + " used");
+        tracked_row(particles_up_, "particles",
+                    "object_pool (" + std::to_string(particles_ ? particles_->pool_capacity() : 0) +
+                        " bodies) + soa_vector columns");
+        tracked_row(render_up_, "render/commands",
+                    "frame_allocator<2>, busiest frame " + mib(frames_.stats().peak));
         std::size_t level_peak = 0;
         for (const auto& slot : levels_) level_peak = std::max(level_peak, slot.stats().peak);
-        tracked_row(tag_levels_, "levels", "double_ended x" + std::to_string(levels_.size()) + ": busiest slot " +
-                                                mib(level_peak) + " at peak");
-        const rtmem::stats t = rtmem::temporary_allocator().stats();
-        row(tag_world_, "temporaries", "thread's temp arena (its chunks come from malloc directly): " + mib(t.peak) +
-                                           " at peak", t.capacity, t.capacity, 0);
+        tracked_row(levels_up_, "levels",
+                    "double_ended x" + std::to_string(levels_.size()) + ", fullest slot " +
+                        mib(level_peak));
+        const rtmem::arena& temp = rtmem::temporary_allocator();
+        row("temporaries", temp.reserved_bytes(), temp.reserved_bytes(), temp.chunk_count(),
+            "temp_scope arena (malloc upstream, untracked), " + mib(temp.stats().peak) + " used");
         return out + "]";
     }
 
-private:
+  private:
     static std::string mib(std::size_t bytes) {
         char buf[32];
         std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(bytes) / 1048576.0);
         return buf;
     }
-    template <class F>
-    static auto make_in(const rtmem::tag& t, F&& f) {
-        rtmem::tag_scope in(t);
-        return f();
-    }
 
-    rtmem::tag tag_world_{"world"};
-    rtmem::tag tag_particles_{"particles"};
-    rtmem::tag tag_render_{"render/commands"};
-    rtmem::tag tag_levels_{"levels"};
     rtmem::malloc_allocator malloc_;
     system_t system_{malloc_};
+    tagged_upstream world_up_{system_, "world"};
+    tagged_upstream particles_up_{system_, "particles"};
+    tagged_upstream render_up_{system_, "render/commands"};
+    tagged_upstream levels_up_{system_, "levels"};
+    const particle_store* particles_ = nullptr;  // for the tag report
 
     rtmem::arena world_;
     metered<rtmem::arena> world_metered_{world_};
@@ -268,7 +292,7 @@ private:
     metered<rtmem::frame_allocator<2>> frame_metered_{frames_};
     rtmem::resource<metered<rtmem::frame_allocator<2>>> frame_resource_{frame_metered_};
 
-    metered<system_t> particle_metered_{system_};
+    metered<tagged_upstream> particle_metered_{particles_up_};
 
     std::vector<rtmem::double_ended_allocator> levels_;  // sized once at start
     std::vector<std::uint32_t> level_temps_;

@@ -35,7 +35,8 @@ std::uint64_t checksum_of(const config& cfg) {
 TEST(DemoEquivalence, BothPoliciesReachTheSameFinalState) {
     for (std::uint64_t seed : {1u, 2u, 77u}) {
         SCOPED_TRACE(seed);
-        EXPECT_EQ(checksum_of<baseline_memory>(small(seed)), checksum_of<rtmem_memory>(small(seed)));
+        EXPECT_EQ(checksum_of<baseline_memory>(small(seed)),
+                  checksum_of<rtmem_memory>(small(seed)));
     }
 }
 
