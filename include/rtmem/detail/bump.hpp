@@ -2,6 +2,7 @@
 // for markers, and the bump step itself.
 #pragma once
 #include <atomic>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 
@@ -16,6 +17,7 @@ class upstream_ref {
 public:
     upstream_ref() noexcept : upstream_ref(default_upstream()) {}
     template <allocator Upstream>
+        requires(!std::same_as<Upstream, upstream_ref>)
     explicit upstream_ref(Upstream& u) noexcept
         : self_(&u),
           allocate_([](void* s, std::size_t n, std::size_t a) noexcept {
