@@ -26,7 +26,7 @@ TEST(PoolAllocator, ConformanceOverBuffer) {
         o.seed = seed;
         o.max_size = 96;
         o.max_align = 32;
-        o.max_live = 1000;          // more than fit: exhaustion is exercised too
+        o.max_live = 1000;        // more than fit: exhaustion is exercised too
         o.use_reset = seed == 1;  // resets keep the pool from ever filling up
         const auto r = rtmem::testing::run_conformance(p, o);
         EXPECT_GT(r.allocations, o.operations / 4);

@@ -25,7 +25,7 @@ namespace rtmem {
 /// bad_alignment. With checks off the bit map does not exist and deallocate is a bare push.
 template <class Upstream = malloc_allocator>
 class pool_allocator {
-public:
+  public:
     static constexpr std::string_view name = "pool_allocator";
     static constexpr std::byte free_fill{0xDD};
 
@@ -47,8 +47,8 @@ public:
         : pool_allocator(block_size, block_align, blocks_per_chunk, &upstream) {}
 
     pool_allocator(std::size_t block_size, std::size_t block_align = default_alignment,
-                   std::size_t blocks_per_chunk = 64) noexcept
-        requires std::is_default_constructible_v<Upstream> && std::is_empty_v<Upstream>
+                   std::size_t blocks_per_chunk = 64) noexcept requires
+        std::is_default_constructible_v<Upstream> && std::is_empty_v<Upstream>
         : pool_allocator(block_size, block_align, blocks_per_chunk, &default_upstream()) {}
 
     pool_allocator(pool_allocator&& o) noexcept { steal(o); }
@@ -88,8 +88,8 @@ public:
         head_ = p;
     }
 
-    [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(std::size_t size,
-                                                     std::size_t align = default_alignment) noexcept {
+    [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
+        std::size_t size, std::size_t align = default_alignment) noexcept {
         if (size > block_size_ || align > block_align_ || !is_pow2(align)) [[unlikely]]
             return reject(size, align);
         return allocate_block();
@@ -117,7 +117,8 @@ public:
     void reset() noexcept {
         head_ = nullptr;
         if (live_ > peak_) peak_ = live_;
-        for (auto* c = chunks_; c != nullptr; c = c->next) head_ = c->thread_free_list(head_, stride_);
+        for (auto* c = chunks_; c != nullptr; c = c->next)
+            head_ = c->thread_free_list(head_, stride_);
         live_ = 0;
     }
 
@@ -138,7 +139,7 @@ public:
     [[nodiscard]] std::size_t capacity_blocks() const noexcept { return blocks_; }
     [[nodiscard]] std::size_t free_blocks() const noexcept { return blocks_ - live_; }
 
-private:
+  private:
     static constexpr bool checked = RTMEM_CHECKS >= 1;
 
     pool_allocator(std::size_t block_size, std::size_t block_align, std::size_t per_chunk,
@@ -178,7 +179,8 @@ private:
             !checked_add(bytes, detail::pool_chunk::overhead(per_chunk_, checked) + block_align_,
                          bytes))
             return nullptr;
-        auto* mem = static_cast<std::byte*>(upstream_->allocate(bytes, alignof(detail::pool_chunk)));
+        auto* mem =
+            static_cast<std::byte*>(upstream_->allocate(bytes, alignof(detail::pool_chunk)));
         if (mem == nullptr) return nullptr;
         auto* c = detail::pool_chunk::carve({mem, bytes}, stride_, block_align_, checked);
         if (c == nullptr) {
@@ -273,8 +275,8 @@ private:
     bool valid_ = false;
 };
 
-pool_allocator(std::span<std::byte>, std::size_t, std::size_t) -> pool_allocator<>;
-pool_allocator(std::span<std::byte>, std::size_t) -> pool_allocator<>;
+pool_allocator(std::span<std::byte>, std::size_t, std::size_t)->pool_allocator<>;
+pool_allocator(std::span<std::byte>, std::size_t)->pool_allocator<>;
 
 template <class Upstream>
 bool pool_allocator<Upstream>::check() const noexcept {

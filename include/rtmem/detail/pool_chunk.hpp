@@ -21,10 +21,10 @@ struct pool_block_ref {
 
 struct pool_chunk {
     pool_chunk* next = nullptr;
-    std::byte* base = nullptr;         // start of the memory the chunk lives in
-    std::byte* first = nullptr;        // first block
-    std::size_t count = 0;             // blocks
-    std::size_t upstream_bytes = 0;    // bytes to give back upstream (0: caller memory)
+    std::byte* base = nullptr;           // start of the memory the chunk lives in
+    std::byte* first = nullptr;          // first block
+    std::size_t count = 0;               // blocks
+    std::size_t upstream_bytes = 0;      // bytes to give back upstream (0: caller memory)
     std::uint64_t* free_bits = nullptr;  // bit i set: block i is free (checks on only)
 
     static constexpr std::size_t bitmap_words(std::size_t n) noexcept { return (n + 63) / 64; }
