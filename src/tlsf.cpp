@@ -60,7 +60,7 @@ void tlsf_allocator::steal(tlsf_allocator& o) noexcept {
 
 bool tlsf_allocator::add_pool(std::span<std::byte> memory) noexcept {
     const auto raw = reinterpret_cast<std::uintptr_t>(memory.data());
-    const std::uintptr_t begin = align_up(raw, classes::align);
+    const std::uintptr_t begin = align_up(raw, classes::user_align);
     std::uintptr_t end = align_down(raw + memory.size(), classes::align);
     if (memory.data() == nullptr || end < begin || end - begin < pool_overhead + block::min_size) {
         report_violation(violation_kind::bad_argument, name, memory.data(), memory.size(),
@@ -73,10 +73,9 @@ bool tlsf_allocator::add_pool(std::span<std::byte> memory) noexcept {
     auto* first = reinterpret_cast<block*>(begin + sizeof(pool_record));
     const std::uintptr_t first_addr = reinterpret_cast<std::uintptr_t>(first);
     std::size_t size = end - first_addr - 3 * sizeof(void*);
-    if (size > classes::max_block) {
-        size = align_down(classes::max_block, classes::align);
-        end = first_addr + size + 3 * sizeof(void*);
-    }
+    if (size > classes::max_block) size = classes::max_block;
+    size -= (size - classes::align) % classes::user_align;  // keep the size 8 mod 16
+    end = first_addr + size + 3 * sizeof(void*);
     first->prev_phys = nullptr;
     first->size_flags = size | block::this_free_bit;
     block* sentinel = first->link_next();
@@ -135,7 +134,7 @@ void* tlsf_allocator::reallocate(void* p, std::size_t old_size, std::size_t new_
         if (!valid_live_block(p, old_size, "reallocate")) return nullptr;
     }
     if (new_size > classes::max_block || !is_pow2(align)) return reject(new_size, align);
-    std::size_t adjusted = std::max(align_up(new_size, classes::align), block::min_size);
+    const std::size_t adjusted = classes::block_size_for(new_size);
     block* b = block::from_user(p);
     const std::size_t cur = b->size();
     if (is_aligned(p, align)) {
@@ -183,7 +182,7 @@ bool tlsf_allocator::valid_live_block(const void* p, std::size_t size,
                                       const char* op) const noexcept {
     const pool_record* r = pool_of(p);
     const auto* user = static_cast<const std::byte*>(p);
-    if (r == nullptr || !is_aligned(p, classes::align) ||
+    if (r == nullptr || !is_aligned(p, classes::user_align) ||
         user < reinterpret_cast<std::byte*>(r->first) + block::user_offset) {
         report_violation(violation_kind::foreign_pointer, name, p, size,
                          "%s(%p): not a block of this allocator", op, p);
@@ -196,7 +195,7 @@ bool tlsf_allocator::valid_live_block(const void* p, std::size_t size,
         return false;
     }
     const std::size_t s = b->size();
-    bool sane = s >= block::min_size && s % classes::align == 0 &&
+    bool sane = s >= block::min_size && classes::valid_size(s) &&
                 user + s <= r->end - sizeof(void*);  // next header fits before the end
     if (sane) {
         block* next = b->next_phys();
@@ -263,7 +262,7 @@ bool tlsf_allocator::check() const noexcept {
                 if (b != last || b->is_free()) return fail("sentinel misplaced", b);
                 break;
             }
-            if (b->size() < block::min_size || b->size() % classes::align != 0)
+            if (b->size() < block::min_size || !classes::valid_size(b->size()))
                 return fail("block size is invalid", b);
             if (b->is_free()) {
                 if (prev_free) return fail("two adjacent free blocks", b);

@@ -129,6 +129,24 @@ TEST(TlsfAllocator, FreeCoalescesWithBothNeighbours) {
     EXPECT_TRUE(t.check());
 }
 
+TEST(TlsfAllocator, DefaultAlignmentNeedsNoPadding) {
+    heap_buffer buf(64 << 10);
+    rtmem::tlsf_allocator t{buf.span()};
+    std::vector<void*> got;
+    for (std::size_t n = 0; n < 200; ++n) {
+        void* p = t.allocate(n, rtmem::default_alignment);
+        ASSERT_TRUE(rtmem::is_aligned(p, 16)) << n;
+        got.push_back(p);
+    }
+    // Consecutive blocks are packed: one header word and size rounding only, no alignment gaps.
+    const auto used = t.stats().used;
+    std::size_t requested = 0;
+    for (std::size_t n = 0; n < 200; ++n) requested += n;
+    EXPECT_LT(used, requested + 200 * (8 + 16));
+    for (std::size_t n = 0; n < 200; ++n) t.deallocate(got[n], n, rtmem::default_alignment);
+    EXPECT_EQ(count_blocks(t, false), 1u);
+}
+
 TEST(TlsfAllocator, GoodFitReusesTheFreedBlock) {
     heap_buffer buf(64 << 10);
     rtmem::tlsf_allocator t{buf.span()};

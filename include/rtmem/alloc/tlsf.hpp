@@ -17,8 +17,8 @@ namespace rtmem {
 /// TLSF over one or more caller-provided pools. Free blocks sit in 33 x 32 segregated lists
 /// (first level: power of two; second level: 32 linear steps), found with two find-first-set
 /// instructions; freed blocks coalesce immediately with both neighbours through boundary tags.
-/// Allocated blocks cost one word. Requests are rounded up to the next class, so any block in
-/// the chosen list fits (good fit, no list walk).
+/// Allocated blocks cost one word, and every pointer is 16-aligned like malloc's. Requests are
+/// rounded up to the next class, so any block in the chosen list fits (good fit, no list walk).
 ///
 /// Checks (RTMEM_CHECKS >= 1), all O(pools): a pointer outside every pool or not a block start
 /// (foreign_pointer), a block already free (double_free), a size larger than the block
@@ -37,20 +37,19 @@ class tlsf_allocator {
     tlsf_allocator& operator=(const tlsf_allocator&) = delete;
     ~tlsf_allocator();
 
-    /// Adds caller memory (at least pool_overhead + 32 bytes; used up to max_pool_bytes). The
+    /// Adds caller memory (at least pool_overhead + 24 bytes; used up to max_pool_bytes). The
     /// memory must outlive the allocator. False (and bad_argument) when too small.
     bool add_pool(std::span<std::byte> memory) noexcept;
     /// Bytes a pool spends on bookkeeping (pool record, first header, end sentinel).
-    static constexpr std::size_t pool_overhead = 64;
+    static constexpr std::size_t pool_overhead = 96;
     static constexpr std::size_t max_pool_bytes = classes::max_block;
 
     [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
         std::size_t size, std::size_t align = default_alignment) noexcept {
         if (size > classes::max_block || !is_pow2(align)) [[unlikely]]
             return reject(size, align);
-        std::size_t adjusted = (size + (classes::align - 1)) & ~(classes::align - 1);
-        if (adjusted < block::min_size) adjusted = block::min_size;
-        if (align > classes::align) [[unlikely]]
+        const std::size_t adjusted = classes::block_size_for(size);
+        if (align > classes::user_align) [[unlikely]]
             return allocate_aligned(size, adjusted, align);
         block* b = take_free(adjusted);
         if (b == nullptr) [[unlikely]]

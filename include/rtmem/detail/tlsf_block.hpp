@@ -63,7 +63,18 @@ struct tlsf_classes {
     static constexpr std::size_t small_block = std::size_t{1} << fl_shift;
     static constexpr unsigned fl_max = sizeof(std::size_t) == 8 ? 40 : 30;
     static constexpr unsigned fl_count = fl_max - fl_shift + 1;
-    static constexpr std::size_t max_block = (std::size_t{1} << fl_max) - align;
+    static constexpr std::size_t max_block = (std::size_t{1} << fl_max) - 2 * align;
+
+    /// Every user pointer is aligned to 16 (like malloc) at no cost: block sizes are kept
+    /// congruent to 8 mod 16, so size + the one header word is a multiple of 16 and the next
+    /// user pointer stays aligned.
+    static constexpr std::size_t user_align = 2 * align;
+    /// The block size serving a request of n bytes (n <= max_block).
+    static constexpr std::size_t block_size_for(std::size_t n) noexcept {
+        const std::size_t s = ((n + align + (user_align - 1)) & ~(user_align - 1)) - align;
+        return s < 3 * align ? 3 * align : s;
+    }
+    static constexpr bool valid_size(std::size_t s) noexcept { return s % user_align == align; }
 
     static unsigned fls(std::size_t x) noexcept {
         return static_cast<unsigned>(std::bit_width(x)) - 1;
