@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "common.hpp"
+#include "rtmem.h"
 #include "particles.hpp"
 #include "render_thread.hpp"
 
@@ -110,6 +111,7 @@ class game {
 
     void run_frame() {
         const std::uint32_t f = frame_++;
+        rtmem_trace_frame();  // a frame boundary for `rtmem record` (a no-op when not traced)
         queue_t& queue = queues_[f % 2];
         mem_.begin_frame(queue);  // the render thread finished with this queue two frames ago
         if (f > 0 && f % cfg_.stream_period == 0) stream_next_chunk();

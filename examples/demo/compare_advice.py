@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Shows `rtmem advise`'s top recommendations for the recorded baseline and checks them
+against what the rtmem variant of the demo actually does: which patterns it found, which it
+missed.
+
+usage: compare_advice.py ADVISE.txt ADVISE.json
+"""
+import json
+import re
+import sys
+
+# The rtmem variant's choices, and the baseline call sites that each one replaced. A pattern is
+# found when the advisor puts one of its sites in one of the accepted classes.
+PATTERNS = [
+    ("particles", "object_pool<particle_body> + soa_vector", r"particle_store::spawn", {"pool"}),
+    ("render command queue", "frame_allocator<2>", r"command_queue::push", {"frame"}),
+    ("per-call temporaries", "temp_scope (thread's arena)", r"steering|cull_view|debug_label|draw_particles",
+     {"stack", "linear", "frame"}),
+    ("level streaming", "double_ended_allocator per slot", r"load_chunk|level_temp|level_asset",
+     {"stack", "linear"}),
+    ("long-lived world", "arena", r"create_world|make_string", {"long-lived", "long_lived", "linear"}),
+]
+TOP_LINES = 14
+
+
+def main():
+    text_path, json_path = sys.argv[1], sys.argv[2]
+    with open(text_path) as f:
+        lines = f.read().splitlines()
+    print("   rtmem advise, top recommendations (full text: %s):" % text_path)
+    for line in lines[:TOP_LINES]:
+        print("     " + line[:160])
+    try:
+        with open(json_path) as f:
+            sites = json.load(f).get("sites", [])
+    except (OSError, ValueError) as e:
+        print(f"   (no JSON advice to compare: {e})")
+        return 0
+
+    print("\n   Did the advisor rediscover what the rtmem variant does?")
+    found = 0
+    for name, ours, pattern, accepted in PATTERNS:
+        rx = re.compile(pattern)
+        mine = [s for s in sites if rx.search(s.get("name", ""))]
+        if not mine:
+            print(f"     NOT SEEN  {name:<22} (rtmem: {ours}): no site named {pattern!r} in the advice")
+            continue
+        classes = {}
+        for s in mine:
+            classes[s["class"]] = classes.get(s["class"], 0) + int(s.get("calls", 0))
+        hits = [s for s in mine if s["class"] in accepted]
+        summary = ", ".join(f"{c} ({n:,} calls)" for c, n in sorted(classes.items(), key=lambda kv: -kv[1]))
+        if hits:
+            found += 1
+            best = max(hits, key=lambda s: int(s.get("calls", 0)))
+            print(f"     FOUND     {name:<22} (rtmem: {ours}): advised {best['allocator']} {best['config']}"
+                  f"  [sites: {summary}]")
+        else:
+            print(f"     MISSED    {name:<22} (rtmem: {ours}): classed as {summary}")
+    print(f"   {found} of {len(PATTERNS)} patterns rediscovered from the trace alone")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
