@@ -52,7 +52,7 @@ struct baseline_memory {
       public:
         using command = draw_command<std::vector<float>>;
         explicit command_queue(baseline_memory&) {}
-        command& push(std::uint32_t nparams) {
+        DEMO_FUNCTION command& push(std::uint32_t nparams) {
             auto cmd = std::make_unique<command>();
             cmd->params.resize(nparams);
             commands_.push_back(std::move(cmd));
@@ -79,7 +79,8 @@ struct baseline_memory {
         ~particle_store() {
             for (particle* p : live_) delete p;
         }
-        void spawn(emitter& e, std::uint32_t id, std::uint64_t seed, const particle_state& s) {
+        DEMO_FUNCTION void spawn(emitter& e, std::uint32_t id, std::uint64_t seed,
+                                 const particle_state& s) {
             live_.push_back(new particle{s, particle_body(e, id, seed)});
         }
         void update(float dt) {
@@ -109,9 +110,9 @@ struct baseline_memory {
     };
 
     // ---- level streaming: malloc'd decompression buffers, a new per asset --------------------
-    void* level_temp(std::uint32_t, std::size_t n) { return heap::counted_malloc(n); }
+    DEMO_FUNCTION void* level_temp(std::uint32_t, std::size_t n) { return heap::counted_malloc(n); }
     void level_temp_free(std::uint32_t, void* p, std::size_t) { heap::counted_free(p); }
-    void* level_asset(std::uint32_t, std::size_t n) { return ::operator new(n); }
+    DEMO_FUNCTION void* level_asset(std::uint32_t, std::size_t n) { return ::operator new(n); }
     void level_asset_free(std::uint32_t, void* p, std::size_t n) { ::operator delete(p, n); }
     void level_unload(std::uint32_t) {}
 };

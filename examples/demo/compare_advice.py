@@ -9,15 +9,17 @@ import json
 import re
 import sys
 
-# The rtmem variant's choices, and the baseline call sites that each one replaced. A pattern is
-# found when the advisor puts one of its sites in one of the accepted classes.
+# The rtmem variant's choices, and the baseline call sites that each one replaced (matched on
+# the site's symbolised stack, first pattern wins: a command pushed from cull_view is a render
+# command, not a temporary). A pattern is found when the advisor puts one of its sites in one of
+# the accepted classes.
 PATTERNS = [
-    ("particles", "object_pool<particle_body> + soa_vector", r"particle_store::spawn", {"pool"}),
     ("render command queue", "frame_allocator<2>", r"command_queue::push", {"frame"}),
+    ("particles", "object_pool<particle_body> + soa_vector", r"particle_store::spawn", {"pool"}),
+    ("level streaming", "double_ended_allocator per slot", r"level_temp|level_asset|load_chunk",
+     {"stack", "linear"}),
     ("per-call temporaries", "temp_scope (thread's arena)", r"steering|cull_view|debug_label|draw_particles",
      {"stack", "linear", "frame"}),
-    ("level streaming", "double_ended_allocator per slot", r"load_chunk|level_temp|level_asset",
-     {"stack", "linear"}),
     ("long-lived world", "arena", r"create_world|make_string", {"long-lived", "long_lived", "linear"}),
 ]
 TOP_LINES = 14
@@ -38,10 +40,15 @@ def main():
         return 0
 
     print("\n   Did the advisor rediscover what the rtmem variant does?")
+    owner = {}
+    for s in sites:
+        for i, (_, _, pattern, _) in enumerate(PATTERNS):
+            if re.search(pattern, s.get("name", "")):
+                owner[id(s)] = i
+                break
     found = 0
-    for name, ours, pattern, accepted in PATTERNS:
-        rx = re.compile(pattern)
-        mine = [s for s in sites if rx.search(s.get("name", ""))]
+    for i, (name, ours, pattern, accepted) in enumerate(PATTERNS):
+        mine = [s for s in sites if owner.get(id(s)) == i]
         if not mine:
             print(f"     NOT SEEN  {name:<22} (rtmem: {ours}): no site named {pattern!r} in the advice")
             continue

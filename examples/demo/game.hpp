@@ -22,9 +22,9 @@
 #include <utility>
 
 #include "common.hpp"
-#include "rtmem.h"
 #include "particles.hpp"
 #include "render_thread.hpp"
+#include "rtmem.h"
 
 namespace demo {
 
@@ -152,7 +152,7 @@ class game {
         static_cast<std::uint32_t>(world_size / cell_size);
 
     // ---- start-up: long-lived objects ------------------------------------------------------
-    void create_world() {
+    DEMO_FUNCTION void create_world() {
         static constexpr std::string_view kinds[] = {"props/barrel_large",  "props/crate_wooden",
                                                      "vegetation/tree_oak", "vegetation/bush_dry",
                                                      "characters/villager", "architecture/wall"};
@@ -191,7 +191,7 @@ class game {
         load_chunk(slot, next_chunk_++);
     }
 
-    void load_chunk(std::uint32_t slot, std::uint32_t id) {
+    DEMO_FUNCTION void load_chunk(std::uint32_t slot, std::uint32_t id) {
         rng r = stream(cfg_.seed, 0xC4, id);
         // The "file": run-length pairs (byte, length), as read from disk.
         const std::size_t packed = 2 * (min_pairs + r.below(max_pairs - min_pairs + 1));
@@ -269,7 +269,7 @@ class game {
     }
 
     /// Called once per agent per frame: a temporary list of neighbours.
-    vec3 steering(const entity_t& self) {
+    DEMO_FUNCTION vec3 steering(const entity_t& self) {
         [[maybe_unused]] auto scope = mem_.temp_scope();
         auto near = mem_.template temp_vector<std::uint32_t>();
         const auto cx = static_cast<int>(cell_of(self.position) % cells_per_side);
@@ -308,7 +308,7 @@ class game {
         }
     }
 
-    void simulate_particles() {
+    DEMO_FUNCTION void simulate_particles() {
         for (std::uint32_t i = 0; i < emitters_.size(); ++i) {
             emitter& em = emitters_[i];
             em.position = entities_[em.entity]->position;
@@ -335,7 +335,7 @@ class game {
     }
 
     /// Called once per view per frame: a temporary visibility list and sort scratch.
-    void cull_view(const view& vw, std::uint32_t v, queue_t& queue) {
+    DEMO_FUNCTION void cull_view(const view& vw, std::uint32_t v, queue_t& queue) {
         [[maybe_unused]] auto scope = mem_.temp_scope();
         auto visible = mem_.template temp_vector<std::uint32_t>();
         for (const entity_t* e : entities_) {
@@ -381,7 +381,7 @@ class game {
     }
 
     /// Called for every visible object of the main view: a temporary formatted string.
-    std::uint64_t debug_label(const entity_t& e, std::uint32_t v, std::uint64_t key) {
+    DEMO_FUNCTION std::uint64_t debug_label(const entity_t& e, std::uint32_t v, std::uint64_t key) {
         [[maybe_unused]] auto scope = mem_.temp_scope();
         auto s = mem_.temp_string();
         char number[24];
@@ -397,7 +397,7 @@ class game {
         return hash_string(std::string_view(s.data(), s.size()));
     }
 
-    void draw_particles(queue_t& queue) {
+    DEMO_FUNCTION void draw_particles(queue_t& queue) {
         // Per emitter: count and an order-independent hash of its particles, one command each.
         [[maybe_unused]] auto scope = mem_.temp_scope();
         auto sums = mem_.template temp_vector<std::uint64_t>();

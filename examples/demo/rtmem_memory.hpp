@@ -123,7 +123,7 @@ class rtmem_memory {
       public:
         using command = draw_command<std::span<float>>;
         explicit command_queue(rtmem_memory& m) : mem_(&m), commands_(&m.frame_resource_) {}
-        command& push(std::uint32_t nparams) {
+        DEMO_FUNCTION command& push(std::uint32_t nparams) {
             auto* cmd = rtmem::make<command>(mem_->frame_metered_);
             cmd->params = rtmem::make_array<float>(mem_->frame_metered_, nparams);
             commands_.push_back(cmd);
@@ -166,7 +166,8 @@ class rtmem_memory {
         particle_store(const particle_store&) = delete;
         particle_store& operator=(const particle_store&) = delete;
 
-        void spawn(emitter& e, std::uint32_t id, std::uint64_t seed, const particle_state& s) {
+        DEMO_FUNCTION void spawn(emitter& e, std::uint32_t id, std::uint64_t seed,
+                                 const particle_state& s) {
             rtmem::pooled_ptr<particle_body> body = metered_call([&] { return bodies_.acquire(); });
             if (!body) throw std::bad_alloc();
             body->activate(e, id, seed);
@@ -210,7 +211,7 @@ class rtmem_memory {
     };
 
     // ---- levels: one double-ended slot per resident chunk --------------------------------------
-    void* level_temp(std::uint32_t slot, std::size_t n) {
+    DEMO_FUNCTION void* level_temp(std::uint32_t slot, std::size_t n) {
         void* p = metered_call([&] { return levels_[slot].allocate(n, 16, rtmem::side::bottom); });
         if (p == nullptr) throw std::bad_alloc();
         ++level_temps_[slot];
@@ -221,7 +222,7 @@ class rtmem_memory {
         if (--level_temps_[slot] == 0)
             metered_call([&] { levels_[slot].reset(rtmem::side::bottom); });
     }
-    void* level_asset(std::uint32_t slot, std::size_t n) {
+    DEMO_FUNCTION void* level_asset(std::uint32_t slot, std::size_t n) {
         void* p = metered_call([&] { return levels_[slot].allocate(n, 16, rtmem::side::top); });
         if (p == nullptr) throw std::bad_alloc();
         return p;
