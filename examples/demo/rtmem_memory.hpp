@@ -80,7 +80,7 @@ class rtmem_memory {
     explicit rtmem_memory(const config& cfg)
         : world_(rtmem::arena_options{.chunk_size = 256 * 1024}, world_up_),
           // Commands of one frame: each visible object in every view, with its parameters.
-          frames_(std::size_t{cfg.entities} * cfg.views * 256 + (1u << 20), render_up_) {
+          frames_(std::size_t{cfg.entities} * cfg.views * 128 + (1u << 20), render_up_) {
         levels_.reserve(cfg.resident_chunks);
         for (std::uint32_t i = 0; i < cfg.resident_chunks; ++i) {
             levels_.emplace_back(level_slot_bytes, levels_up_);

@@ -43,6 +43,8 @@ def main():
         ("frame time p50", lambda t, p: f"{t['frame_ms']['p50']:.2f} ms", lambda t: t["frame_ms"]["p50"]),
         ("frame time p99", lambda t, p: f"{t['frame_ms']['p99']:.2f} ms", lambda t: t["frame_ms"]["p99"]),
         ("frame time max", lambda t, p: f"{t['frame_ms']['max']:.2f} ms", lambda t: t["frame_ms"]["max"]),
+        ("game-thread CPU / frame", lambda t, p: f"{t['game_cpu_ms_per_frame']:.2f} ms",
+         lambda t: t["game_cpu_ms_per_frame"]),
         ("time in allocators / frame", lambda t, p: f"{p.get('alloc_us_per_frame', 0):.0f} us" if p else "-", None),
         ("heap calls / frame", lambda t, p: f"{t['heap_calls_per_frame']:,.0f}" if t["heap_counting"] else "n/a", None),
         ("rtmem allocator calls / frame", lambda t, p: f"{t['rtmem_calls_per_frame']:,.0f}", None),
