@@ -258,10 +258,9 @@ private:
         owns_buffer_ = std::exchange(o.owns_buffer_, false);
     }
     void release() noexcept {
-        if (owns_buffer_ && begin_ != nullptr) {
-            detail::unpoison(begin_, capacity());
+        if (begin_ != nullptr) detail::unpoison(begin_, capacity());  // caller memory too
+        if (owns_buffer_ && begin_ != nullptr)
             upstream_.deallocate(begin_, capacity(), default_alignment);
-        }
         begin_ = end_ = low_ = high_ = nullptr;
         owns_buffer_ = false;
     }

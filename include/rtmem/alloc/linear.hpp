@@ -192,10 +192,9 @@ private:
         if (used() > peak_) peak_ = used();
     }
     void release() noexcept {
-        if (owns_buffer_ && begin_ != nullptr) {
-            detail::unpoison(begin_, capacity());
+        if (begin_ != nullptr) detail::unpoison(begin_, capacity());  // caller memory too
+        if (owns_buffer_ && begin_ != nullptr)
             upstream_.deallocate(begin_, capacity(), default_alignment);
-        }
         begin_ = top_ = end_ = nullptr;
         owns_buffer_ = false;
     }
