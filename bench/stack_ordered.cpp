@@ -77,11 +77,11 @@ void table_linear(benchmark::State& state, std::size_t size) {
     state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(table_count));
 }
 
+/// arena sized for the batch: one warm chunk (reset keeps the oldest chunk), so this is the
+/// arena's bump path plus its slow-path check.
 void table_arena(benchmark::State& state, std::size_t size) {
-    // Chunks from the page allocator; reset keeps the first chunk, so warm iterations never call
-    // the upstream (the first one does, as a real arena's first frame would).
     static rtmem::page_allocator pages;
-    rtmem::arena a{table_count * size / 4 + 65536, pages};  // 4 chunks per 1000 allocations
+    rtmem::arena a{table_count * size + 65536, pages};
     for (auto _ : state) {
         for (std::size_t i = 0; i < table_count; ++i) benchmark::DoNotOptimize(a.allocate(size));
         a.reset();
@@ -90,9 +90,14 @@ void table_arena(benchmark::State& state, std::size_t size) {
     state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(table_count));
 }
 
-void table_arena_one_chunk(benchmark::State& state, std::size_t size) {
+/// arena whose chunks hold a quarter of the batch: every iteration crosses 3 chunk boundaries.
+/// cached: reset keeps the chunks (keep_chunks); returned: reset hands 3 chunks back to the
+/// page allocator (munmap) and the next iteration maps them again.
+void table_arena_chunked(benchmark::State& state, std::size_t size, bool cached) {
     static rtmem::page_allocator pages;
-    rtmem::arena a{table_count * size + 65536, pages};
+    rtmem::arena a{
+        rtmem::arena_options{.chunk_size = table_count * size / 4 + 4096, .keep_chunks = cached},
+        pages};
     for (auto _ : state) {
         for (std::size_t i = 0; i < table_count; ++i) benchmark::DoNotOptimize(a.allocate(size));
         a.reset();
@@ -130,7 +135,7 @@ void table_malloc(benchmark::State& state, std::size_t size) {
 
 /// Cycle counter converted to nanoseconds (steady_clock where there is no TSC).
 class stopwatch {
-public:
+  public:
     stopwatch() {
 #if defined(__x86_64__)
         const auto t0 = std::chrono::steady_clock::now();
@@ -148,8 +153,13 @@ public:
             const auto s = now();
             e = elapsed(s, now());
         }
-        std::nth_element(empty.begin(), empty.begin() + 5000, empty.end());
+        std::sort(empty.begin(), empty.end());
         overhead_ = empty[5000];
+        for (double e : empty)
+            if (e > 0) {
+                resolution_ = e;  // smallest nonzero step the counter shows
+                break;
+            }
     }
     [[nodiscard]] RTMEM_ALWAYS_INLINE std::uint64_t now() const noexcept {
 #if defined(__x86_64__)
@@ -168,11 +178,17 @@ public:
     [[nodiscard]] double sample(std::uint64_t start, std::uint64_t end) const noexcept {
         return std::max(0.0, elapsed(start, end) - overhead_);
     }
-    [[nodiscard]] double overhead() const noexcept { return overhead_; }
+    [[nodiscard]] double overhead() const noexcept {
+        return overhead_;
+    }
+    [[nodiscard]] double resolution() const noexcept {
+        return resolution_;
+    }
 
-private:
+  private:
     double ns_per_tick_ = 1.0;
     double overhead_ = 0.0;
+    double resolution_ = 0.0;
 };
 
 const stopwatch& watch() {
@@ -198,6 +214,7 @@ void report(benchmark::State& state, std::vector<double>& ns) {
     state.counters["max_ns"] = ns.back();
     state.counters["calls"] = static_cast<double>(ns.size());
     state.counters["timer_overhead_ns"] = watch().overhead();
+    state.counters["timer_resolution_ns"] = watch().resolution();
 }
 
 enum class weaver_op { alloc, mark, rewind };
@@ -228,7 +245,8 @@ void weaver_c_arena(benchmark::State& state, weaver_op op) {
                     ns.push_back(w.sample(s, e));
                 }
                 // Pop every point (each rewind pops one), then empty the side.
-                for (std::size_t i = 0; i <= weaver_batch; ++i) rtmem_arena_rewind(a, RTMEM_SIDE_LEFT);
+                for (std::size_t i = 0; i <= weaver_batch; ++i)
+                    rtmem_arena_rewind(a, RTMEM_SIDE_LEFT);
             } else {
                 // A memory point, one 5 KiB block after it, then the timed rewind.
                 for (std::size_t i = 0; i < weaver_batch; ++i) {
@@ -346,15 +364,18 @@ void register_all() {
         benchmark::RegisterBenchmark(("table6_1/floor_bump/" + s).c_str(), table_floor, size);
         benchmark::RegisterBenchmark(("table6_1/linear/" + s).c_str(), table_linear, size);
         benchmark::RegisterBenchmark(("table6_1/arena/" + s).c_str(), table_arena, size);
-        benchmark::RegisterBenchmark(("table6_1/arena_one_chunk/" + s).c_str(),
-                                     table_arena_one_chunk, size);
+        benchmark::RegisterBenchmark(("table6_1/arena_4_chunks_cached/" + s).c_str(),
+                                     table_arena_chunked, size, true);
+        benchmark::RegisterBenchmark(("table6_1/arena_4_chunks_returned/" + s).c_str(),
+                                     table_arena_chunked, size, false);
         benchmark::RegisterBenchmark(("table6_1/c_arena/" + s).c_str(), table_c_arena, size);
         benchmark::RegisterBenchmark(("table6_1/malloc/" + s).c_str(), table_malloc, size);
     }
     const auto once = [](benchmark::internal::Benchmark* b) {
         b->Iterations(1)->Unit(benchmark::kMillisecond);
     };
-    once(benchmark::RegisterBenchmark("weaver/c_arena_alloc/5KiB", weaver_c_arena, weaver_op::alloc));
+    once(benchmark::RegisterBenchmark("weaver/c_arena_alloc/5KiB", weaver_c_arena,
+                                      weaver_op::alloc));
     once(benchmark::RegisterBenchmark("weaver/c_arena_mark", weaver_c_arena, weaver_op::mark));
     once(benchmark::RegisterBenchmark("weaver/c_arena_rewind", weaver_c_arena, weaver_op::rewind));
     once(benchmark::RegisterBenchmark("weaver/linear_alloc/5KiB", weaver_linear_alloc));

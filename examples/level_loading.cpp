@@ -43,19 +43,21 @@ bool load_level(rtmem::double_ended_allocator& memory, std::span<const asset> as
 
 int main() {
     rtmem::double_ended_allocator memory{std::size_t{8} << 20};  // one 8 MiB level budget
-    const asset forest[] = {{"terrain", 400'000, 2'000'000}, {"trees", 200'000, 1'500'000},
-                            {"sky", 50'000, 500'000}};
-    const asset city[] = {{"buildings", 600'000, 3'000'000}, {"roads", 100'000, 800'000},
-                          {"signs", 30'000, 200'000}, {"cars", 300'000, 1'200'000}};
+    const asset forest[] = {
+        {"terrain", 400'000, 2'000'000}, {"trees", 200'000, 1'500'000}, {"sky", 50'000, 500'000}};
+    const asset city[] = {{"buildings", 600'000, 3'000'000},
+                          {"roads", 100'000, 800'000},
+                          {"signs", 30'000, 200'000},
+                          {"cars", 300'000, 1'200'000}};
     bool ok = true;
     for (const auto level : {std::span<const asset>(forest), std::span<const asset>(city)}) {
         ok = ok && load_level(memory, level);
-        std::printf("level_loading: %zu assets, %zu KiB permanent, %zu KiB scratch now, "
-                    "scratch peak %zu KiB, total peak %zu KiB of %zu KiB\n",
-                    level.size(), memory.used(rtmem::side::top) / 1024,
-                    memory.used(rtmem::side::bottom) / 1024,
-                    memory.stats(rtmem::side::bottom).peak / 1024, memory.stats().peak / 1024,
-                    memory.capacity() / 1024);
+        std::printf(
+            "level_loading: %zu assets, %zu KiB permanent, %zu KiB scratch now, "
+            "scratch peak %zu KiB, total peak %zu KiB of %zu KiB\n",
+            level.size(), memory.used(rtmem::side::top) / 1024,
+            memory.used(rtmem::side::bottom) / 1024, memory.stats(rtmem::side::bottom).peak / 1024,
+            memory.stats().peak / 1024, memory.capacity() / 1024);
         ok = ok && memory.used(rtmem::side::bottom) == 0;
         memory.reset();  // unload the level: both sides, O(1)
     }

@@ -72,9 +72,10 @@ int main() {
     render.join();
 
     const rtmem::stats s = commands.stats();
-    std::printf("render_queue: %d frames, %llu command checksum recorded, %llu executed; peak "
-                "%zu KiB of 2 x 256 KiB\n",
-                frames, static_cast<unsigned long long>(recorded_sum),
-                static_cast<unsigned long long>(executed_sum), s.peak / 1024);
+    std::printf(
+        "render_queue: %d frames, %llu command checksum recorded, %llu executed; peak "
+        "%zu KiB of 2 x 256 KiB\n",
+        frames, static_cast<unsigned long long>(recorded_sum),
+        static_cast<unsigned long long>(executed_sum), s.peak / 1024);
     return !out_of_memory && recorded_sum == executed_sum ? 0 : 1;
 }

@@ -56,8 +56,8 @@ TEST(FrameAllocator, DataOfThePreviousFramesStaysValid) {
             char expect[24];
             std::snprintf(expect, sizeof expect, "frame %d", frame - back);
             EXPECT_STREQ(strings[static_cast<std::size_t>(frame - back)], expect);
-            EXPECT_TRUE(f.previous(static_cast<std::size_t>(back)).owns(
-                strings[static_cast<std::size_t>(frame - back)]));
+            EXPECT_TRUE(f.previous(static_cast<std::size_t>(back))
+                            .owns(strings[static_cast<std::size_t>(frame - back)]));
         }
         EXPECT_TRUE(f.current().owns(s));
         f.next_frame();
