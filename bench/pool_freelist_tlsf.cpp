@@ -54,7 +54,8 @@ constexpr std::size_t kAlign = 16;
 
 /// A pre-faulted buffer for the rtmem heaps (so page faults never land in a timed region).
 struct prefaulted {
-    explicit prefaulted(std::size_t n) : bytes(static_cast<std::byte*>(std::aligned_alloc(4096, n))), size(n) {
+    explicit prefaulted(std::size_t n)
+        : bytes(static_cast<std::byte*>(std::aligned_alloc(4096, n))), size(n) {
         std::memset(bytes, 0, n);
     }
     ~prefaulted() { std::free(bytes); }
@@ -71,11 +72,19 @@ struct prefaulted {
 #if defined(__GLIBC__)
 extern "C" void* __libc_malloc(std::size_t);  // NOLINT(bugprone-reserved-identifier)
 extern "C" void __libc_free(void*);           // NOLINT(bugprone-reserved-identifier)
-void* glibc_malloc(std::size_t n) { return __libc_malloc(n); }
-void glibc_free(void* p) { __libc_free(p); }
+void* glibc_malloc(std::size_t n) {
+    return __libc_malloc(n);
+}
+void glibc_free(void* p) {
+    __libc_free(p);
+}
 #else
-void* glibc_malloc(std::size_t n) { return std::malloc(n); }
-void glibc_free(void* p) { std::free(p); }
+void* glibc_malloc(std::size_t n) {
+    return std::malloc(n);
+}
+void glibc_free(void* p) {
+    std::free(p);
+}
 #endif
 
 struct glibc_heap {
@@ -206,9 +215,9 @@ void table6_2(benchmark::State& state) {
         benchmark::ClobberMemory();
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * 6000);
-    state.counters["ns_per_op"] = benchmark::Counter(
-        static_cast<double>(state.iterations()) * 6000,
-        benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    state.counters["ns_per_op"] =
+        benchmark::Counter(static_cast<double>(state.iterations()) * 6000,
+                           benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -237,9 +246,9 @@ void fig6_6(benchmark::State& state) {
         benchmark::ClobberMemory();
     }
     const double ops = static_cast<double>(n) * (P == pattern::alloc_only ? 1 : 2);
-    state.counters["ns_per_op"] = benchmark::Counter(
-        static_cast<double>(state.iterations()) * ops,
-        benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    state.counters["ns_per_op"] =
+        benchmark::Counter(static_cast<double>(state.iterations()) * ops,
+                           benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -304,7 +313,8 @@ double ns_per_tick() {
         while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(50)) {
         }
         const auto c1 = ticks();
-        const auto ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0);
+        const auto ns =
+            std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0);
         return ns.count() / static_cast<double>(c1 - c0);
     }();
     return v;
@@ -343,8 +353,10 @@ void latency(benchmark::State& state, std::size_t lo, std::size_t hi) {
             const auto t2 = ticks();
             slot_size[v] = s;
             if (k >= warmup) {
-                free_t[k - warmup] = static_cast<std::uint32_t>(std::min<std::uint64_t>(t1 - t0, UINT32_MAX));
-                alloc_t[k - warmup] = static_cast<std::uint32_t>(std::min<std::uint64_t>(t2 - t1, UINT32_MAX));
+                free_t[k - warmup] =
+                    static_cast<std::uint32_t>(std::min<std::uint64_t>(t1 - t0, UINT32_MAX));
+                alloc_t[k - warmup] =
+                    static_cast<std::uint32_t>(std::min<std::uint64_t>(t2 - t1, UINT32_MAX));
             }
         }
         for (std::size_t i = 0; i < live; ++i) heap.deallocate(slots[i], slot_size[i]);
@@ -352,7 +364,8 @@ void latency(benchmark::State& state, std::size_t lo, std::size_t hi) {
     auto report = [&](const char* prefix, std::vector<std::uint32_t>& v) {
         std::sort(v.begin(), v.end());
         auto at = [&](double q) {
-            const auto i = std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())));
+            const auto i =
+                std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())));
             const double c = static_cast<double>(v[i] > overhead ? v[i] - overhead : 0);
             return c * ns_per_tick();
         };
@@ -391,12 +404,17 @@ extern "C" RTMEM_BENCH_ENTRY void* ic_pool_allocate(rtmem::pool_allocator<>* p) 
 extern "C" RTMEM_BENCH_ENTRY void ic_pool_deallocate(rtmem::pool_allocator<>* p, void* b) {
     p->deallocate_block(b);
 }
-extern "C" RTMEM_BENCH_ENTRY void* ic_floor_allocate(floor_pool* p) { return p->allocate(0); }
-extern "C" RTMEM_BENCH_ENTRY void ic_floor_deallocate(floor_pool* p, void* b) { p->deallocate(b, 0); }
+extern "C" RTMEM_BENCH_ENTRY void* ic_floor_allocate(floor_pool* p) {
+    return p->allocate(0);
+}
+extern "C" RTMEM_BENCH_ENTRY void ic_floor_deallocate(floor_pool* p, void* b) {
+    p->deallocate(b, 0);
+}
 extern "C" RTMEM_BENCH_ENTRY void* ic_tlsf_allocate(rtmem::tlsf_allocator* t, std::size_t n) {
     return t->allocate(n, kAlign);
 }
-extern "C" RTMEM_BENCH_ENTRY void ic_tlsf_deallocate(rtmem::tlsf_allocator* t, void* p, std::size_t n) {
+extern "C" RTMEM_BENCH_ENTRY void ic_tlsf_deallocate(rtmem::tlsf_allocator* t, void* p,
+                                                     std::size_t n) {
     t->deallocate(p, n, kAlign);
 }
 // The worst paths, each on its own symbol so callgrind reports them apart.
@@ -404,11 +422,15 @@ extern "C" RTMEM_BENCH_ENTRY void* ic_tlsf_allocate_worst(rtmem::tlsf_allocator*
     return t->allocate(n, kAlign);
 }
 extern "C" RTMEM_BENCH_ENTRY void ic_tlsf_deallocate_worst(rtmem::tlsf_allocator* t, void* p,
-                                                        std::size_t n) {
+                                                           std::size_t n) {
     t->deallocate(p, n, kAlign);
 }
-extern "C" RTMEM_BENCH_ENTRY void* ic_malloc(std::size_t n) { return glibc_malloc(n); }
-extern "C" RTMEM_BENCH_ENTRY void ic_free(void* p) { glibc_free(p); }
+extern "C" RTMEM_BENCH_ENTRY void* ic_malloc(std::size_t n) {
+    return glibc_malloc(n);
+}
+extern "C" RTMEM_BENCH_ENTRY void ic_free(void* p) {
+    glibc_free(p);
+}
 
 void instructions_pool(benchmark::State& state) {
     prefaulted mem(1 << 20);
@@ -448,8 +470,8 @@ void instructions_tlsf(benchmark::State& state) {
             t.deallocate(a, 4000, kAlign);
             t.deallocate(c, 4000, kAlign);
             ic_tlsf_deallocate_worst(&t, b, 4000);
-            void* d = ic_tlsf_allocate_worst(&t, 24);
-            t.deallocate(d, 24, kAlign);
+            void* d = ic_tlsf_allocate_worst(&t, 300);
+            t.deallocate(d, 300, kAlign);
             t.deallocate(guard, 16, kAlign);
         }
     }
@@ -528,14 +550,18 @@ void register_all() {
         b->Arg(1000)->Arg(10000)->Arg(100000);
 
     benchmark::RegisterBenchmark("latency/pool", latency<pool_sized>, 1024, 1024)
-        ->Iterations(1)->Unit(benchmark::kMillisecond);
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark("latency/tlsf", latency<tlsf_heap>, 16, 1024)
-        ->Iterations(1)->Unit(benchmark::kMillisecond);
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark("latency/glibc", latency<glibc_sized>, 16, 1024)
-        ->Iterations(1)->Unit(benchmark::kMillisecond);
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond);
 #if RTMEM_HAVE_MIMALLOC
     benchmark::RegisterBenchmark("latency/mimalloc", latency<mimalloc_sized>, 16, 1024)
-        ->Iterations(1)->Unit(benchmark::kMillisecond);
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond);
 #endif
 
     benchmark::RegisterBenchmark("instructions/pool_and_floor", instructions_pool)->Iterations(1);
@@ -546,19 +572,19 @@ void register_all() {
 // Console output plus a ratio table: each benchmark's time against the floor (table6_2) or
 // glibc (fig6_6, flat) with the same arguments. Uses the median when repetitions are asked for.
 class ratio_reporter : public benchmark::ConsoleReporter {
-public:
+  public:
     void ReportRuns(const std::vector<Run>& runs) override {
         ConsoleReporter::ReportRuns(runs);
         for (const auto& r : runs) {
             if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "median") continue;
             std::string name = r.benchmark_name();
             if (const auto pos = name.find("_median"); pos != std::string::npos) name.erase(pos);
-            times_[name] = r.GetAdjustedRealTime();
+            times_[name] = r.GetAdjustedCPUTime();  // CPU time: the machine may be shared
         }
     }
     void Finalize() override {
         ConsoleReporter::Finalize();
-        std::printf("\nratios (time / baseline time; < 1 is faster than the baseline)\n");
+        std::printf("\nratios (CPU time / baseline CPU time; < 1 is faster than the baseline)\n");
         for (const auto& [name, t] : times_) {
             const auto base = baseline(name);
             if (base.empty() || base == name) continue;
@@ -568,7 +594,7 @@ public:
         }
     }
 
-private:
+  private:
     static std::string baseline(const std::string& name) {
         if (name.rfind("table6_2/", 0) == 0) return "table6_2/floor";
         for (const char* family : {"fig6_6/", "flat/"}) {
