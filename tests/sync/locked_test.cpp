@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <span>
+
 #include "../adapt/every_allocator.hpp"
+#include "rtmem/alloc/pool.hpp"
+#include "rtmem/alloc/tlsf.hpp"
 #include "rtmem/core/malloc_allocator.hpp"
 #include "rtmem/core/page_allocator.hpp"
 #include "rtmem/diag/guarded.hpp"
@@ -35,6 +40,31 @@ TEST(Locked, StressMallocWithSpinMutex) {
     EXPECT_EQ(r.exhausted, 0u);
     EXPECT_EQ(r.allocated, 8u * 4000u);
     EXPECT_GT(r.freed_elsewhere, r.allocated / 4) << "most frees cross threads";
+}
+
+TEST(Locked, StressTlsfCrossThreadFrees) {
+    constexpr std::size_t bytes = std::size_t{32} << 20;
+    std::unique_ptr<std::byte[]> memory{new std::byte[bytes]};
+    locked<rtmem::tlsf_allocator> shared{std::span<std::byte>(memory.get(), bytes)};
+    const auto r = rtmem::testing::run_stress(shared, {});
+    EXPECT_EQ(r.corrupted, 0u) << "no block changed while another thread held it";
+    EXPECT_EQ(r.exhausted, 0u);
+    EXPECT_GT(r.freed_elsewhere, r.allocated / 4);
+    EXPECT_EQ(shared.stats().live_count, 0u);
+    EXPECT_EQ(shared.stats().total_count, r.allocated);
+    EXPECT_TRUE(shared.check()) << "free lists and block headers consistent after the run";
+}
+
+TEST(Locked, StressPoolCrossThreadFreesWithSpinMutex) {
+    locked<rtmem::pool_allocator<>, spin_mutex> shared{512, 8, 256};  // grows by chunks
+    rtmem::testing::stress_options o;
+    o.max_size = 512;  // one block size fits every request
+    const auto r = rtmem::testing::run_stress(shared, o);
+    EXPECT_EQ(r.corrupted, 0u);
+    EXPECT_EQ(r.exhausted, 0u);
+    EXPECT_GT(r.freed_elsewhere, r.allocated / 4);
+    EXPECT_EQ(shared.stats().live_count, 0u);
+    EXPECT_TRUE(shared.check());
 }
 
 TEST(Locked, StressGuardedWithStdMutexFindsNoViolation) {
