@@ -46,7 +46,7 @@ TEST(AsanDeath, UseAfterResetIsReported) {
 TEST(AsanDeath, UseAfterPoolFreeIsReported) {
     EXPECT_DEATH(
         {
-            rtmem::pool_allocator<> pool{64, 8, 16};
+            rtmem::pool_allocator<> pool(64, 8, 16);
             void* p = pool.allocate(64, 8);
             pool.deallocate(p, 64, 8);
             touch(p, 40);  // past the free-list link word
