@@ -354,7 +354,7 @@ private:
 
     template <std::size_t I>
     [[nodiscard]] field_type<I>* col() const noexcept {
-        return std::launder(static_cast<field_type<I>*>(cols_[I]));
+        return static_cast<field_type<I>*>(cols_[I]);
     }
 
     template <class Row>
