@@ -136,7 +136,7 @@ public:
     /// list (on_enter_free_list / on_release), so later acquires pay no constructor. Returns
     /// how many were constructed (fewer when a fixed pool fills up).
     template <class... Args>
-    std::size_t prewarm(std::size_t count, const Args&... args) {
+    std::size_t prewarm(std::size_t count, Args&&... args) {  // args reused: never moved from
         std::size_t made = 0;
         for (; made < count; ++made) {
             header* h = construct_fresh(args...);
