@@ -301,3 +301,39 @@ TEST(ObjectPoolDeathTest, StaleHandleAbortsByDefault) {
 }
 
 }  // namespace
+
+namespace {
+// Hands out a fixed number of blocks, then nothing.
+struct limited_upstream {
+    rtmem::malloc_allocator inner;
+    int remaining;
+    void* allocate(std::size_t n, std::size_t a) noexcept {
+        return remaining-- > 0 ? inner.allocate(n, a) : nullptr;
+    }
+    void deallocate(void* p, std::size_t n, std::size_t a) noexcept { inner.deallocate(p, n, a); }
+};
+
+TEST(ObjectPool, GrowthStopsCleanlyWhenTheUpstreamIsExhausted) {
+    limited_upstream up{{}, 3};  // core + chunk table + first chunk
+    rtmem::object_pool<plain, notifier_rules::all, rtmem::no_notifier, rtmem::no_notifier,
+                       limited_upstream>
+        pool{2, pool_growth::chunks, up};
+    auto a = pool.acquire(), b = pool.acquire();
+    EXPECT_TRUE(a && b);
+    EXPECT_FALSE(pool.acquire());  // no chunk to grow into: empty, not a crash
+    EXPECT_EQ(pool.capacity(), 2u);
+    a.release();
+    EXPECT_TRUE(pool.acquire());
+}
+
+TEST(ObjectPool, FunctionNotifierReceivesAcquireArguments) {
+    auto pool = rtmem::make_object_pool<counted>(
+        4, pool_growth::fixed, [](counted& c, int v) { c.value = v; }, rtmem::no_notifier{});
+    auto a = pool.acquire(3);  // fresh: counted(3)
+    EXPECT_EQ(a->value, 3);
+    a.release();
+    auto b = pool.acquire(17);  // reused: the function object gets 17, the member is called too
+    EXPECT_EQ(b->value, 17);
+    EXPECT_EQ(b->exits, 1);
+}
+}  // namespace

@@ -291,3 +291,18 @@ TEST(SoaVector, MatchesAosUnderRandomOperations) {
 }
 
 }  // namespace
+
+namespace {
+struct empty_upstream {
+    void* allocate(std::size_t, std::size_t) noexcept { return nullptr; }
+    void deallocate(void*, std::size_t, std::size_t) noexcept {}
+};
+
+TEST(SoaVector, ExhaustedUpstreamThrowsBadAllocAndKeepsContents) {
+    empty_upstream none;
+    rtmem::soa_vector<particle, empty_upstream> v{none};
+    EXPECT_THROW(v.push_back(particle_v{}), std::bad_alloc);
+    EXPECT_TRUE(v.empty());
+    EXPECT_THROW(v.reserve(std::size_t{1} << 62), std::bad_alloc);  // size overflow, not UB
+}
+}  // namespace
