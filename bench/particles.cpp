@@ -119,8 +119,9 @@ void run_frames(benchmark::State& state, subsystem& sys, Spawn spawn) {
     if (sys.active != s.population) state.SkipWithError("population drifted");
     std::sort(frame_ns.begin(), frame_ns.end());
     auto at = [&](double q) {
-        return frame_ns[std::min(frame_ns.size() - 1,
-                                 static_cast<std::size_t>(q * static_cast<double>(frame_ns.size())))];
+        return frame_ns[std::min(
+            frame_ns.size() - 1,
+            static_cast<std::size_t>(q * static_cast<double>(frame_ns.size())))];
     };
     state.counters["frame_p50_ns"] = at(0.50);
     state.counters["frame_p99_ns"] = at(0.99);
@@ -173,15 +174,17 @@ BENCHMARK(BM_make_unique)->PARTICLE_ARGS;
 BENCHMARK(BM_object_pool)->PARTICLE_ARGS;
 
 class ratio_reporter : public benchmark::ConsoleReporter {
-public:
+  public:
     void ReportRuns(const std::vector<Run>& runs) override {
         ConsoleReporter::ReportRuns(runs);
         for (const auto& r : runs) {
             if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "median") continue;
             auto& row = rows_[r.run_name.args][r.run_name.function_name];
             row[0] = r.GetAdjustedCPUTime();
-            for (int k = 0; k < 3; ++k) {
-                const char* name = k == 0 ? "frame_p50_ns" : k == 1 ? "frame_p99_ns" : "frame_max_ns";
+            for (std::size_t k = 0; k < 3; ++k) {
+                const char* name = k == 0   ? "frame_p50_ns"
+                                   : k == 1 ? "frame_p99_ns"
+                                            : "frame_max_ns";
                 auto it = r.counters.find(name);
                 row[k + 1] = it == r.counters.end() ? 0.0 : static_cast<double>(it->second);
             }
@@ -201,7 +204,7 @@ public:
         }
     }
 
-private:
+  private:
     std::map<std::string, std::map<std::string, std::array<double, 4>>> rows_;
 };
 

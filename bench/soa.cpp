@@ -73,8 +73,8 @@ struct particle {
 struct hand_soa {
     std::vector<float> age, max_age;
     std::vector<bool> pending_kill_unused;  // kept out of the loop, like every other field
-    std::vector<Vector3> position, rotation, scale, linear_velocity, angular_velocity,
-        linear_force, torque;
+    std::vector<Vector3> position, rotation, scale, linear_velocity, angular_velocity, linear_force,
+        torque;
     std::vector<int> color, texture_handle;
     std::vector<ParticleSystem*> parent;
     std::vector<void*> user_ptr;
@@ -174,7 +174,7 @@ BENCHMARK(BM_soa_columns)->Arg(5000)->Arg(1000000);
 
 // Console output plus, at the end, each variant's time relative to the hand-written SoA.
 class ratio_reporter : public benchmark::ConsoleReporter {
-public:
+  public:
     void ReportRuns(const std::vector<Run>& runs) override {
         ConsoleReporter::ReportRuns(runs);
         for (const auto& r : runs) {
@@ -194,13 +194,13 @@ public:
                 if (by_name.count(name)) std::printf("  %s %.3f", name + 3, by_name[name] / floor);
             }
             if (by_name.count("BM_aos_vector") && by_name.count("BM_soa_rows"))
-                std::printf("  | aos/soa_rows %.2fx", by_name["BM_aos_vector"] /
-                                                          by_name["BM_soa_rows"]);
+                std::printf("  | aos/soa_rows %.2fx",
+                            by_name["BM_aos_vector"] / by_name["BM_soa_rows"]);
             std::printf("\n");
         }
     }
 
-private:
+  private:
     std::map<std::string, std::map<std::string, double>> times_;
 };
 

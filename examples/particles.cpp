@@ -40,7 +40,9 @@ struct emitter {
     float rate = 0;
     bool enabled = true;
     explicit emitter(vec3 at, float per_second) : origin(at), rate(per_second) { ++registrations; }
-    void on_exit_free_list(vec3 at, float per_second) { origin = at, rate = per_second, enabled = true; }
+    void on_exit_free_list(vec3 at, float per_second) {
+        origin = at, rate = per_second, enabled = true;
+    }
     void on_enter_free_list() { enabled = false; }
 };
 
@@ -63,8 +65,10 @@ int main() {
 
         for (auto& e : active) {
             for (int k = 0; k < 2; ++k, ++spawned) {
-                particles.push_back(particle_data{e->origin, {0, 2.0f, 0.1f * static_cast<float>(k)},
-                                                  0, 0.5f + 0.01f * static_cast<float>(spawned % 50)});
+                particles.push_back(particle_data{e->origin,
+                                                  {0, 2.0f, 0.1f * static_cast<float>(k)},
+                                                  0,
+                                                  0.5f + 0.01f * static_cast<float>(spawned % 50)});
             }
         }
         // AoS syntax over SoA storage.
@@ -90,9 +94,10 @@ int main() {
 
     std::printf("spawned %zu particles, %zu alive, oldest %.2f s\n", spawned, particles.size(),
                 static_cast<double>(oldest));
-    std::printf("emitters: %zu slots, %zu constructed, %d constructor registrations for %d "
-                "acquisitions\n",
-                emitters.capacity(), emitters.constructed(), emitter::registrations, 240 * 3);
+    std::printf(
+        "emitters: %zu slots, %zu constructed, %d constructor registrations for %d "
+        "acquisitions\n",
+        emitters.capacity(), emitters.constructed(), emitter::registrations, 240 * 3);
     // Emitters were reused, not rebuilt: 3 constructions served all 720 acquisitions.
     if (emitter::registrations != 3 || particles.empty() || particles.size() > spawned)
         return EXIT_FAILURE;

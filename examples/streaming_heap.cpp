@@ -64,7 +64,8 @@ run_result stream(bool defragment_each_frame) {
         }
         // The per-frame budget: a few blocks, bounded bytes (Gregory: 8-16 blocks per frame).
         if (defragment_each_frame)
-            r.moved_bytes += heap.defragment({.max_bytes = 512 * 1024, .max_blocks = 12}).bytes_moved;
+            r.moved_bytes +=
+                heap.defragment({.max_bytes = 512 * 1024, .max_blocks = 12}).bytes_moved;
 
         // Render: resolve handles every frame (addresses may change between frames).
         for (const auto& a : loaded) {

@@ -257,7 +257,7 @@ TEST(HandleHeap, MisuseIsReported) {
     EXPECT_EQ(rec.count(violation_kind::bad_argument), 1u);
     // Exhaustion is not misuse: empty handles, no violation.
     (void)heap.allocate(16);
-    EXPECT_FALSE(heap.allocate(16));     // out of handles
+    EXPECT_FALSE(heap.allocate(16));      // out of handles
     EXPECT_FALSE(heap.allocate(100000));  // larger than the heap
     EXPECT_EQ(rec.count(), 2u + 1u);
 }

@@ -65,9 +65,9 @@ TEST(ObjectPool, ConstructsOnceAndReuses) {
         EXPECT_EQ(first->enters, 1);
         EXPECT_FALSE(first->active);
         auto again = pool.acquire();
-        EXPECT_EQ(again.get(), first);   // same object back (LIFO free list)
-        EXPECT_EQ(again->value, 42);     // not reconstructed: state kept
-        EXPECT_EQ(again->exits, 1);      // notified on leaving the free list
+        EXPECT_EQ(again.get(), first);  // same object back (LIFO free list)
+        EXPECT_EQ(again->value, 42);    // not reconstructed: state kept
+        EXPECT_EQ(again->exits, 1);     // notified on leaving the free list
         EXPECT_TRUE(again->active);
         EXPECT_EQ(counted::constructed, 1);
         EXPECT_EQ(counted::destroyed, 0);
@@ -95,18 +95,16 @@ TEST(ObjectPool, FunctionObjectNotifiers) {
 TEST(ObjectPool, RulesTurnNotifierKindsOff) {
     int calls = 0;
     auto count = [&](counted&) { ++calls; };
-    rtmem::object_pool<counted, notifier_rules::function_objects, decltype(count),
-                       decltype(count)>
+    rtmem::object_pool<counted, notifier_rules::function_objects, decltype(count), decltype(count)>
         functions_only{2, pool_growth::fixed, count, count};
-    rtmem::object_pool<counted, notifier_rules::member_functions, decltype(count),
-                       decltype(count)>
+    rtmem::object_pool<counted, notifier_rules::member_functions, decltype(count), decltype(count)>
         members_only{2, pool_growth::fixed, count, count};
     rtmem::object_pool<counted, notifier_rules::none> silent{2};
     counted* f = functions_only.acquire().get();  // released at end of statement
     counted* m = members_only.acquire().get();
     counted* s = silent.acquire().get();
-    EXPECT_EQ(calls, 1);        // only functions_only called its function object
-    EXPECT_EQ(f->enters, 0);    // ... and not the member
+    EXPECT_EQ(calls, 1);      // only functions_only called its function object
+    EXPECT_EQ(f->enters, 0);  // ... and not the member
     EXPECT_EQ(m->enters, 1);
     EXPECT_EQ(s->enters, 0);
 }

@@ -87,10 +87,9 @@ TEST(SoaVector, ColumnsAreAlignedAndShareOneAllocation) {
     rtmem::soa_vector<particle> v;
     for (int i = 0; i < 100; ++i) v.push_back(particle_v{{float(i), 0, 0}, {}, 0, 0});
     auto c = v.columns();
-    for (const void* p : {static_cast<const void*>(c.position.data()),
-                          static_cast<const void*>(c.velocity.data()),
-                          static_cast<const void*>(c.age.data()),
-                          static_cast<const void*>(c.flags.data())}) {
+    for (const void* p :
+         {static_cast<const void*>(c.position.data()), static_cast<const void*>(c.velocity.data()),
+          static_cast<const void*>(c.age.data()), static_cast<const void*>(c.flags.data())}) {
         EXPECT_TRUE(rtmem::is_aligned(p, 64));
     }
     // Columns follow each other in the one block, in declaration order, without overlap.

@@ -48,7 +48,7 @@ class handle_heap {
     using entry = detail::handle_entry;
     static constexpr std::uint32_t nil = detail::handle_nil;
 
-public:
+  public:
     static constexpr std::string_view name = "handle_heap";
     /// Every block starts and ends on this boundary (also keeps sanitizer poisoning exact).
     static constexpr std::size_t granule = 16;
@@ -109,14 +109,13 @@ public:
                                   relocate_fn relocate = nullptr, void* user = nullptr) noexcept {
         if (!is_pow2(align) || align > max_align_) [[unlikely]] {
             report_violation(violation_kind::bad_alignment, name, nullptr, size,
-                             "alignment %zu is not a power of two or above %zu", align,
-                             max_align_);
+                             "alignment %zu is not a power of two or above %zu", align, max_align_);
             return {};
         }
         align = std::max(align, granule);
         std::size_t span = 0;
-        if (!checked_align_up(std::max<std::size_t>(size, 1), granule, span) ||
-            span > capacity_) [[unlikely]] {
+        if (!checked_align_up(std::max<std::size_t>(size, 1), granule, span) || span > capacity_)
+            [[unlikely]] {
             return {};
         }
         if (free_entry_ == nil || span > capacity_ - used_) return {};
@@ -280,7 +279,7 @@ public:
         return true;
     }
 
-private:
+  private:
     static constexpr std::size_t owned_alignment = 4096;  // blocks may ask for up to a page
 
     static Upstream& default_upstream() noexcept {

@@ -39,9 +39,13 @@ struct no_notifier {
 
 /// T declares the thesis's member notifiers (detected at compile time, called directly).
 template <class T, class... A>
-concept exit_notified = requires(T& t, A&&... a) { t.on_exit_free_list(std::forward<A>(a)...); };
+concept exit_notified = requires(T& t, A&&... a) {
+    t.on_exit_free_list(std::forward<A>(a)...);
+};
 template <class T>
-concept enter_notified = requires(T& t) { t.on_enter_free_list(); };
+concept enter_notified = requires(T& t) {
+    t.on_enter_free_list();
+};
 
 template <class T, notifier_rules Rules = notifier_rules::all, class OnAcquire = no_notifier,
           class OnRelease = no_notifier, allocator Upstream = malloc_allocator>
@@ -66,27 +70,37 @@ class object_pool {
         [[no_unique_address]] OnRelease on_release;
     };
 
-public:
+  public:
     static constexpr std::string_view name = "object_pool";
     using value_type = T;
 
     /// A pool of `capacity` slots (one chunk, allocated now); with pool_growth::chunks it adds
     /// chunks of the same size when full. Objects are constructed on first use or by prewarm.
-    explicit object_pool(std::size_t capacity, pool_growth growth = pool_growth::fixed)
-        requires std::default_initializable<Upstream> && std::default_initializable<OnAcquire> &&
-                     std::default_initializable<OnRelease>
+    explicit object_pool(std::size_t capacity, pool_growth growth = pool_growth::fixed) requires
+        std::default_initializable<Upstream> && std::default_initializable<OnAcquire> &&
+        std::default_initializable<OnRelease>
         : object_pool(capacity, growth, OnAcquire{}, OnRelease{}, default_upstream()) {}
-    object_pool(std::size_t capacity, pool_growth growth, Upstream& upstream)
-        requires std::default_initializable<OnAcquire> && std::default_initializable<OnRelease>
+    object_pool(std::size_t capacity, pool_growth growth, Upstream& upstream) requires
+        std::default_initializable<OnAcquire> && std::default_initializable<OnRelease>
         : object_pool(capacity, growth, OnAcquire{}, OnRelease{}, upstream) {}
     object_pool(std::size_t capacity, pool_growth growth, OnAcquire on_acquire,
                 OnRelease on_release, Upstream& upstream = default_upstream()) {
         if (capacity == 0 || capacity > max_slots) throw std::bad_alloc();
         void* mem = upstream.allocate(sizeof(core), alignof(core));
         if (mem == nullptr) throw std::bad_alloc();
-        c_ = ::new (mem) core{{&give_back}, &upstream, nullptr, 0, 0, capacity, 0, 0,
-                              nullptr, growth == pool_growth::chunks, false,
-                              std::move(on_acquire), std::move(on_release)};
+        c_ = ::new (mem) core{{&give_back},
+                              &upstream,
+                              nullptr,
+                              0,
+                              0,
+                              capacity,
+                              0,
+                              0,
+                              nullptr,
+                              growth == pool_growth::chunks,
+                              false,
+                              std::move(on_acquire),
+                              std::move(on_release)};
         if (!add_chunk()) {
             free_core(std::exchange(c_, nullptr));
             throw std::bad_alloc();
@@ -121,7 +135,8 @@ public:
             c.free_head = h->next_free;
             ++h->generation;
             ++c.live;
-            auto owned = pooled_ptr<T>::adopt(layout::object(h));  // given back if a notifier throws
+            auto owned =
+                pooled_ptr<T>::adopt(layout::object(h));  // given back if a notifier throws
             notify_exit(c, *owned, std::forward<Args>(args)...);
             return owned;
         }
@@ -204,7 +219,7 @@ public:
     }
 
     class iterator {
-    public:
+      public:
         using iterator_category = std::forward_iterator_tag;
         using value_type = T;
         using difference_type = std::ptrdiff_t;
@@ -229,7 +244,7 @@ public:
             return a.i_ == b.i_;
         }
 
-    private:
+      private:
         void skip_free() noexcept {
             while (i_ < c_->fresh && (slot(*c_, i_)->generation & 1u) == 0) ++i_;
         }
@@ -239,13 +254,13 @@ public:
     [[nodiscard]] iterator begin() const noexcept { return {c_, 0}; }
     [[nodiscard]] iterator end() const noexcept { return {c_, c_->fresh}; }
 
-private:
+  private:
     static constexpr std::size_t max_slots = std::uint32_t{0xffffffff};
 
     template <class... Args>
-    static constexpr bool takes_arguments =
-        (use_members && exit_notified<T, Args...>) ||
-        (use_functions && std::invocable<OnAcquire&, T&, Args...>);
+    static constexpr bool takes_arguments = (use_members && exit_notified<T, Args...>) ||
+                                            (use_functions &&
+                                             std::invocable<OnAcquire&, T&, Args...>);
 
     static Upstream& default_upstream() noexcept {
         static Upstream instance;
@@ -375,10 +390,8 @@ private:
 
     static void free_core(core* c) noexcept {
         for (std::size_t k = 0; k < c->chunk_count; ++k)
-            c->up->deallocate(c->chunks[k], c->slots_per_chunk * layout::stride,
-                              layout::alignment);
-        c->up->deallocate(c->chunks, c->chunk_table_size * sizeof(std::byte*),
-                          alignof(std::byte*));
+            c->up->deallocate(c->chunks[k], c->slots_per_chunk * layout::stride, layout::alignment);
+        c->up->deallocate(c->chunks, c->chunk_table_size * sizeof(std::byte*), alignof(std::byte*));
         Upstream* up = c->up;
         c->~core();
         up->deallocate(c, sizeof(core), alignof(core));
@@ -390,8 +403,10 @@ private:
 /// Deduces the notifier types: make_object_pool<particle>(1024, pool_growth::fixed,
 /// [](particle& p) {...}, [](particle& p) {...}).
 template <class T, notifier_rules Rules = notifier_rules::all, class OnAcquire, class OnRelease>
-[[nodiscard]] object_pool<T, Rules, OnAcquire, OnRelease> make_object_pool(
-    std::size_t capacity, pool_growth growth, OnAcquire on_acquire, OnRelease on_release) {
+[[nodiscard]] object_pool<T, Rules, OnAcquire, OnRelease> make_object_pool(std::size_t capacity,
+                                                                           pool_growth growth,
+                                                                           OnAcquire on_acquire,
+                                                                           OnRelease on_release) {
     return {capacity, growth, std::move(on_acquire), std::move(on_release)};
 }
 

@@ -30,8 +30,9 @@ struct pool_core_base {
 template <class T>
 struct pool_slot_layout {
     static constexpr std::size_t header_offset = align_up(sizeof(T), alignof(pool_slot_header));
-    static constexpr std::size_t alignment =
-        alignof(T) > alignof(pool_slot_header) ? alignof(T) : alignof(pool_slot_header);
+    static constexpr std::size_t alignment = alignof(T) > alignof(pool_slot_header)
+                                                 ? alignof(T)
+                                                 : alignof(pool_slot_header);
     static constexpr std::size_t stride =
         align_up(header_offset + sizeof(pool_slot_header), alignment);
 
@@ -52,7 +53,7 @@ struct pool_slot_layout {
 /// or calling release(), returns the object to its pool; the object is not destroyed.
 template <class T>
 class pooled_ptr {
-public:
+  public:
     pooled_ptr() noexcept = default;
     pooled_ptr(std::nullptr_t) noexcept {}  // NOLINT: like unique_ptr
     pooled_ptr(pooled_ptr&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
@@ -95,7 +96,7 @@ public:
     explicit operator bool() const noexcept { return p_ != nullptr; }
     friend bool operator==(const pooled_ptr& a, std::nullptr_t) noexcept { return a.p_ == nullptr; }
 
-private:
+  private:
     using layout = detail::pool_slot_layout<T>;
     explicit pooled_ptr(T* p) noexcept : p_(p) {}
     T* p_ = nullptr;

@@ -9,8 +9,8 @@
 // references) is the row proxy, so `v[i].position += v[i].velocity * dt` names real fields with
 // no macro. Each field lives in its own 64-byte-aligned column; all columns share one allocation.
 #pragma once
-#include <cstddef>
 #include <compare>
+#include <cstddef>
 #include <cstdlib>
 #include <iterator>
 #include <memory>
@@ -40,7 +40,7 @@ using soa_const_column = std::span<const T>;
 
 template <template <template <class> class> class S, allocator Upstream = malloc_allocator>
 class soa_vector {
-public:
+  public:
     using value_type = S<soa_value>;
     using size_type = std::size_t;
     using difference_type = std::ptrdiff_t;
@@ -54,31 +54,35 @@ public:
     template <std::size_t I>
     using field_type = std::tuple_element_t<I, field_types>;
 
-private:
+  private:
     using layout = detail::soa_layout<field_types>;
     using indices = std::make_index_sequence<field_count>;
     static constexpr bool nothrow_fields = []<std::size_t... I>(std::index_sequence<I...>) {
         return (std::is_nothrow_move_constructible_v<field_type<I>> && ...);
-    }(indices{});
+    }
+    (indices{});
     static_assert(nothrow_fields, "soa_vector fields must be nothrow move constructible");
 
-public:
+  public:
     class const_reference;
 
     /// A row: the record instantiated with references into the columns. Assigning to it writes
     /// the fields (proxy semantics); it converts to the plain value_type.
     class reference : public S<soa_ref> {
-    public:
+      public:
         explicit reference(S<soa_ref> refs) noexcept : S<soa_ref>(refs) {}
         reference(const reference&) = default;
         reference& operator=(const reference& other) { return assign(other.row_fields()); }
         reference& operator=(const const_reference& other) { return assign(other.row_fields()); }
-        reference& operator=(const value_type& v) { return assign(detail::soa_tie<field_count>(v)); }
+        reference& operator=(const value_type& v) {
+            return assign(detail::soa_tie<field_count>(v));
+        }
         reference& operator=(value_type&& v) {
             auto src = detail::soa_tie<field_count>(v);
             [&]<std::size_t... I>(std::index_sequence<I...>) {
                 ((std::get<I>(row_fields()) = std::move(std::get<I>(src))), ...);
-            }(indices{});
+            }
+            (indices{});
             return *this;
         }
         /// A copy of the row as the plain struct.
@@ -89,30 +93,32 @@ public:
             return detail::soa_tie<field_count>(static_cast<const S<soa_ref>&>(*this));
         }
         /// Swaps the fields of two rows (what std::sort and std::iter_swap use).
-        friend void swap(reference a, reference b) noexcept(
-            std::is_nothrow_swappable_v<value_type>) {
+        friend void swap(reference a,
+                         reference b) noexcept(std::is_nothrow_swappable_v<value_type>) {
             auto x = a.row_fields();
             auto y = b.row_fields();
             [&]<std::size_t... I>(std::index_sequence<I...>) {
                 using std::swap;
                 (swap(std::get<I>(x), std::get<I>(y)), ...);
-            }(indices{});
+            }
+            (indices{});
         }
 
-    private:
+      private:
         template <class Tuple>
         reference& assign(const Tuple& src) {
             auto dst = row_fields();
             [&]<std::size_t... I>(std::index_sequence<I...>) {
                 ((std::get<I>(dst) = std::get<I>(src)), ...);
-            }(indices{});
+            }
+            (indices{});
             return *this;
         }
     };
 
     /// A read-only row.
     class const_reference : public S<soa_cref> {
-    public:
+      public:
         explicit const_reference(S<soa_cref> refs) noexcept : S<soa_cref>(refs) {}
         const_reference(const reference& r) noexcept  // NOLINT: rows convert to read-only rows
             : S<soa_cref>(make_cref(r.row_fields())) {}
@@ -124,7 +130,7 @@ public:
             return detail::soa_tie<field_count>(static_cast<const S<soa_cref>&>(*this));
         }
 
-    private:
+      private:
         template <class Tuple>
         static S<soa_cref> make_cref(const Tuple& t) noexcept {
             return std::apply([](const auto&... f) { return S<soa_cref>{f...}; }, t);
@@ -135,12 +141,12 @@ public:
     class basic_iterator {
         using owner = std::conditional_t<Const, const soa_vector, soa_vector>;
 
-    public:
+      public:
         using iterator_category = std::random_access_iterator_tag;
         using value_type = soa_vector::value_type;
         using difference_type = std::ptrdiff_t;
-        using reference = std::conditional_t<Const, soa_vector::const_reference,
-                                             soa_vector::reference>;
+        using reference =
+            std::conditional_t<Const, soa_vector::const_reference, soa_vector::reference>;
         using pointer = void;
 
         basic_iterator() = default;
@@ -170,9 +176,11 @@ public:
             return static_cast<difference_type>(a.i_) - static_cast<difference_type>(b.i_);
         }
         friend bool operator==(basic_iterator a, basic_iterator b) noexcept { return a.i_ == b.i_; }
-        friend auto operator<=>(basic_iterator a, basic_iterator b) noexcept { return a.i_ <=> b.i_; }
+        friend auto operator<=>(basic_iterator a, basic_iterator b) noexcept {
+            return a.i_ <=> b.i_;
+        }
 
-    private:
+      private:
         [[nodiscard]] std::size_t index(difference_type n) const noexcept {
             return static_cast<std::size_t>(static_cast<difference_type>(i_) + n);
         }
@@ -184,9 +192,8 @@ public:
 
     // ---- construction ----------------------------------------------------------------------
 
-    soa_vector() noexcept
-        requires std::default_initializable<Upstream>
-        : up_(&default_upstream()) {}
+    soa_vector() noexcept requires std::default_initializable<Upstream> : up_(&default_upstream()) {
+    }
     explicit soa_vector(Upstream& upstream) noexcept : up_(&upstream) {}
     soa_vector(const soa_vector& other) : up_(other.up_) {
         reserve(other.size_);
@@ -245,12 +252,14 @@ public:
     [[nodiscard]] S<soa_column> columns() noexcept {
         return [&]<std::size_t... I>(std::index_sequence<I...>) {
             return S<soa_column>{column<I>()...};
-        }(indices{});
+        }
+        (indices{});
     }
     [[nodiscard]] S<soa_const_column> columns() const noexcept {
         return [&]<std::size_t... I>(std::index_sequence<I...>) {
             return S<soa_const_column>{column<I>()...};
-        }(indices{});
+        }
+        (indices{});
     }
 
     [[nodiscard]] iterator begin() noexcept { return {this, 0}; }
@@ -295,8 +304,7 @@ public:
     }
     /// Appends a row built field by field: one argument per field, in declaration order.
     template <class... A>
-        requires(sizeof...(A) == field_count)
-    reference emplace_back(A&&... args) {
+    requires(sizeof...(A) == field_count) reference emplace_back(A&&... args) {
         grow_for_one();
         construct_row(size_, std::forward_as_tuple(std::forward<A>(args)...));
         return (*this)[size_++];
@@ -346,7 +354,7 @@ public:
 
     static constexpr std::string_view name = "soa_vector";
 
-private:
+  private:
     static Upstream& default_upstream() noexcept {
         static Upstream instance;
         return instance;
@@ -361,13 +369,15 @@ private:
     [[nodiscard]] Row make_row(std::size_t i) const noexcept {
         return [&]<std::size_t... I>(std::index_sequence<I...>) {
             return Row{col<I>()[i]...};
-        }(indices{});
+        }
+        (indices{});
     }
 
     [[nodiscard]] auto tie_row(std::size_t i) const noexcept {
         return [&]<std::size_t... I>(std::index_sequence<I...>) {
             return std::tuple<const field_type<I>&...>{col<I>()[i]...};
-        }(indices{});
+        }
+        (indices{});
     }
 
     template <class Tuple>
@@ -379,7 +389,8 @@ private:
     static void for_each_column(F&& f) {
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             (f.template operator()<I>(), ...);
-        }(indices{});
+        }
+        (indices{});
     }
 
     /// Constructs row i from the tuple src (empty tuple: value-initialise). If a field's

@@ -26,7 +26,7 @@ struct handle_entry {
     std::uint32_t prev = handle_nil;  ///< live: previous block by address
     std::uint32_t next = handle_nil;  ///< live: next block by address; unused: next free entry
     std::uint32_t pins = 0;
-    std::uint32_t align = 0;          ///< requested alignment (power of two)
+    std::uint32_t align = 0;  ///< requested alignment (power of two)
 
     [[nodiscard]] bool live() const noexcept { return (generation & 1u) != 0; }
     [[nodiscard]] std::size_t end() const noexcept { return offset + span; }

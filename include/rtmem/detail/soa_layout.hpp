@@ -26,7 +26,9 @@ struct soa_any {
 
 template <class V, std::size_t... I>
 constexpr bool soa_accepts(std::index_sequence<I...>) {
-    return requires { V{(static_cast<void>(I), soa_any{})...}; };
+    return requires {
+        V{(static_cast<void>(I), soa_any{})...};
+    };
 }
 
 /// True when V accepts exactly N initializers: every data member is one field.
