@@ -284,3 +284,30 @@ TEST(HandleHeapDeathTest, StaleHandleAbortsByDefault) {
 }
 
 }  // namespace
+
+#ifdef RTMEM_HAS_ASAN
+namespace {
+TEST(HandleHeapDeathTest, FreedAndVacatedBytesArePoisoned) {
+    EXPECT_DEATH(
+        {
+            rtmem::handle_heap<> heap(4096, 8);
+            handle h = heap.allocate(64);
+            auto* p = static_cast<volatile char*>(heap.resolve(h));
+            heap.free(h);
+            p[0] = 1;
+        },
+        "use-after-poison");
+    EXPECT_DEATH(
+        {
+            rtmem::handle_heap<> heap(4096, 8);
+            handle a = heap.allocate(256);
+            handle b = heap.allocate(256);
+            auto* old = static_cast<volatile char*>(heap.resolve(b));
+            heap.free(a);
+            heap.defragment();  // b moved down; its old tail is free space now
+            old[255] = 1;
+        },
+        "use-after-poison");
+}
+}  // namespace
+#endif

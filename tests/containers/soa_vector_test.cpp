@@ -305,3 +305,16 @@ TEST(SoaVector, ExhaustedUpstreamThrowsBadAllocAndKeepsContents) {
     EXPECT_THROW(v.reserve(std::size_t{1} << 62), std::bad_alloc);  // size overflow, not UB
 }
 }  // namespace
+
+namespace {
+TEST(SoaVector, ThrowingCopyConstructionReleasesEverything) {
+    rtmem::soa_vector<fragile> v;
+    auto token = std::make_shared<int>(1);
+    v.push_back({token, throws_on_copy{1}});
+    v.push_back({token, throws_on_copy{2}});
+    v[1].payload.v = -1;  // copying this row throws
+    EXPECT_EQ(token.use_count(), 3);
+    EXPECT_THROW(rtmem::soa_vector<fragile>{v}, std::runtime_error);
+    EXPECT_EQ(token.use_count(), 3);  // the copy's first row was destroyed again (ASan: no leak)
+}
+}  // namespace

@@ -196,9 +196,13 @@ class soa_vector {
     }
     explicit soa_vector(Upstream& upstream) noexcept : up_(&upstream) {}
     soa_vector(const soa_vector& other) : up_(other.up_) {
-        reserve(other.size_);
-        for (std::size_t i = 0; i < other.size_; ++i) construct_row(i, other.tie_row(i));
-        size_ = other.size_;
+        try {
+            reserve(other.size_);
+            for (; size_ < other.size_; ++size_) construct_row(size_, other.tie_row(size_));
+        } catch (...) {
+            this->~soa_vector();  // no destructor runs for a constructor that throws
+            throw;
+        }
     }
     soa_vector(soa_vector&& other) noexcept
         : up_(other.up_),
