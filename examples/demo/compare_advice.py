@@ -17,7 +17,7 @@ PATTERNS = [
     ("render command queue", "frame_allocator<2>", r"command_queue::push", {"frame"}),
     ("particles", "object_pool<particle_body> + soa_vector", r"particle_store::spawn", {"pool"}),
     ("level streaming", "double_ended_allocator per slot", r"level_temp|level_asset|load_chunk",
-     {"stack", "linear"}),
+     {"stack", "linear", "frame"}),
     ("per-call temporaries", "temp_scope (thread's arena)", r"steering|cull_view|debug_label|draw_particles",
      {"stack", "linear", "frame"}),
     ("long-lived world", "arena", r"create_world|make_string", {"long-lived", "long_lived", "linear"}),
