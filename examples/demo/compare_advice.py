@@ -16,8 +16,9 @@ import sys
 PATTERNS = [
     ("render command queue", "frame_allocator<2>", r"command_queue::push", {"frame"}),
     ("particles", "object_pool<particle_body> + soa_vector", r"particle_store::spawn", {"pool"}),
-    ("level streaming", "double_ended_allocator per slot", r"level_temp|level_asset|load_chunk",
+    ("level file + decompression", "double_ended bottom (temporary)", r"read_file|decompress|level_temp",
      {"stack", "linear", "frame"}),
+    ("level assets", "double_ended top (reset on unload)", r"load_assets|level_asset", {"linear", "long-lived"}),
     ("per-call temporaries", "temp_scope (thread's arena)", r"steering|cull_view|debug_label|draw_particles",
      {"stack", "linear", "frame"}),
     ("long-lived world", "arena", r"create_world|make_string", {"long-lived", "long_lived", "linear"}),
@@ -50,7 +51,7 @@ def main():
     for i, (name, ours, pattern, accepted) in enumerate(PATTERNS):
         mine = [s for s in sites if owner.get(id(s)) == i]
         if not mine:
-            print(f"     NOT SEEN  {name:<22} (rtmem: {ours}): no site named {pattern!r} in the advice")
+            print(f"     NOT SEEN  {name:<26} (rtmem: {ours}): no site named {pattern!r} in the advice")
             continue
         classes = {}
         for s in mine:
@@ -60,10 +61,12 @@ def main():
         if hits:
             found += 1
             best = max(hits, key=lambda s: int(s.get("calls", 0)))
-            print(f"     FOUND     {name:<22} (rtmem: {ours}): advised {best['allocator']} {best['config']}"
+            print(f"     FOUND     {name:<26} (rtmem: {ours}): advised {best['allocator']} {best['config']}"
                   f"  [sites: {summary}]")
         else:
-            print(f"     MISSED    {name:<22} (rtmem: {ours}): classed as {summary}")
+            top = max(mine, key=lambda s: int(s.get("calls", 0)))
+            why = top.get("evidence", "").split(";")[-1].strip()
+            print(f"     MISSED    {name:<26} (rtmem: {ours}): classed as {summary}; {why}")
     print(f"   {found} of {len(PATTERNS)} patterns rediscovered from the trace alone")
     return 0
 

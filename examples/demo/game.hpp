@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <span>
 #include <string_view>
 #include <utility>
 
@@ -193,22 +194,41 @@ class game {
 
     DEMO_FUNCTION void load_chunk(std::uint32_t slot, std::uint32_t id) {
         rng r = stream(cfg_.seed, 0xC4, id);
-        // The "file": run-length pairs (byte, length), as read from disk.
+        const std::span<std::uint8_t> file = read_file(slot, r);  // temporary
+        const std::span<std::byte> raw = decompress(slot, file);  // temporary
+        load_assets(slot, id, r, raw);                            // kept until unload
+        mem_.level_temp_free(slot, raw.data(), raw.size());
+        mem_.level_temp_free(slot, file.data(), file.size());
+        ++chunks_loaded_;
+    }
+
+    /// The "file": run-length pairs (byte, length), as read from disk.
+    DEMO_FUNCTION std::span<std::uint8_t> read_file(std::uint32_t slot, rng& r) {
         const std::size_t packed = 2 * (min_pairs + r.below(max_pairs - min_pairs + 1));
         auto* src = static_cast<std::uint8_t*>(mem_.level_temp(slot, packed));
-        std::size_t unpacked = 0;
         for (std::size_t i = 0; i < packed; i += 2) {
             src[i] = static_cast<std::uint8_t>(r.next());
             src[i + 1] = static_cast<std::uint8_t>(1 + r.below(max_run));
-            unpacked += src[i + 1];
         }
+        return {src, packed};
+    }
+
+    DEMO_FUNCTION std::span<std::byte> decompress(std::uint32_t slot,
+                                                  std::span<const std::uint8_t> file) {
+        std::size_t unpacked = 0;
+        for (std::size_t i = 0; i < file.size(); i += 2) unpacked += file[i + 1];
         auto* raw = static_cast<std::byte*>(mem_.level_temp(slot, unpacked));
         std::size_t at = 0;
-        for (std::size_t i = 0; i < packed; i += 2) {
-            std::memset(raw + at, src[i], src[i + 1]);
-            at += src[i + 1];
+        for (std::size_t i = 0; i < file.size(); i += 2) {
+            std::memset(raw + at, file[i], file[i + 1]);
+            at += file[i + 1];
         }
-        // Permanent part: the asset table and each asset's bytes, kept until the chunk unloads.
+        return {raw, unpacked};
+    }
+
+    /// Permanent part: the asset table and each asset's bytes, kept until the chunk unloads.
+    DEMO_FUNCTION void load_assets(std::uint32_t slot, std::uint32_t id, rng& r,
+                                   std::span<const std::byte> raw) {
         chunk& c = chunks_[slot];
         c.id = id;
         c.asset_count = min_assets + r.below(max_assets - min_assets + 1);
@@ -217,23 +237,20 @@ class game {
         std::size_t offset = 0;
         for (std::uint32_t a = 0; a < c.asset_count; ++a) {
             const std::size_t size =
-                min_asset + r.below(static_cast<std::uint32_t>(unpacked / c.asset_count));
+                min_asset + r.below(static_cast<std::uint32_t>(raw.size() / c.asset_count));
             asset& as = c.assets[a];
             as.size = size;
             as.data = static_cast<std::byte*>(mem_.level_asset(slot, size));
             for (std::size_t done = 0; done < size;) {  // copy out of the raw buffer, wrapping
-                if (offset == unpacked) offset = 0;
-                const std::size_t n = std::min(size - done, unpacked - offset);
-                std::memcpy(as.data + done, raw + offset, n);
+                if (offset == raw.size()) offset = 0;
+                const std::size_t n = std::min(size - done, raw.size() - offset);
+                std::memcpy(as.data + done, raw.data() + offset, n);
                 done += n;
                 offset += n;
             }
             as.hash = hash_bytes(as.data, size);
             c.hash = mix(c.hash, as.hash);
         }
-        mem_.level_temp_free(slot, raw, unpacked);
-        mem_.level_temp_free(slot, src, packed);
-        ++chunks_loaded_;
     }
 
     void unload_chunk(std::uint32_t slot) {
