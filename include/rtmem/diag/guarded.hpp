@@ -109,16 +109,17 @@ class guarded {
                     std::source_location where = std::source_location::current()) noexcept {
         if (p == nullptr) return;
         auto* user = static_cast<std::byte*>(p);
-        if constexpr (owning_allocator<A>) {
-            if (!up_->owns(p)) [[unlikely]]
-                return report(violation_kind::foreign_pointer, p, size, where,
-                              "not allocated by this guarded allocator");
-        }
         header* h = header_of(user);
         if (!sealed(h)) [[unlikely]]
             return report(violation_kind::foreign_pointer, p, size, where,
                           "no valid guard header before the pointer (not from this allocator, "
                           "or a header destroyed by an underflow)");
+        if constexpr (owning_allocator<A>) {
+            // A header that verifies but lies outside the upstream's memory was copied there.
+            if (!up_->owns(user - front_of(h))) [[unlikely]]
+                return report(violation_kind::foreign_pointer, p, size, where,
+                              "not allocated by this guarded allocator's upstream");
+        }
         if (h->state == freed_state) [[unlikely]]
             return report_block(violation_kind::double_free, h, where, "block freed twice");
         if (h->size != size || h->align != align) [[unlikely]]
