@@ -28,8 +28,8 @@ struct guarded_options {
     std::size_t quarantine = 64;  ///< freed blocks held back (double free / use after free)
 };
 
-/// Wraps an upstream A it refers to. Single-threaded like every rtmem allocator (use
-/// locked<guarded<A>>... or guard a locked upstream). The foreign-pointer check reads the header
+/// Wraps an upstream A it refers to. Single-threaded like every rtmem allocator: share it between
+/// threads as locked<guarded<A>>. The foreign-pointer check reads the header
 /// bytes just before the pointer; double frees are detected while the block is still in the
 /// quarantine (the last `quarantine` frees).
 template <allocator A>
