@@ -318,3 +318,14 @@ TEST(SoaVector, ThrowingCopyConstructionReleasesEverything) {
     EXPECT_EQ(token.use_count(), 3);  // the copy's first row was destroyed again (ASan: no leak)
 }
 }  // namespace
+
+namespace {
+TEST(SoaVector, EmplaceBackFromOwnElementSurvivesGrowth) {
+    rtmem::soa_vector<named> v;
+    v.emplace_back(std::string(100, 'a'), 1);
+    while (v.size() < v.capacity()) v.emplace_back("x", 0);
+    v.emplace_back(v[0].name, v[0].id);  // reallocates while the arguments point into v
+    EXPECT_EQ(v.back().name, std::string(100, 'a'));
+    EXPECT_EQ(v.back().id, 1);
+}
+}  // namespace

@@ -309,8 +309,14 @@ class soa_vector {
     /// Appends a row built field by field: one argument per field, in declaration order.
     template <class... A>
     requires(sizeof...(A) == field_count) reference emplace_back(A&&... args) {
-        grow_for_one();
-        construct_row(size_, std::forward_as_tuple(std::forward<A>(args)...));
+        if (size_ == capacity_) [[unlikely]] {
+            // The arguments may refer into this vector: take them before the columns move.
+            field_types fields(std::forward<A>(args)...);
+            grow_for_one();
+            construct_row(size_, as_rvalues(fields));
+        } else {
+            construct_row(size_, std::forward_as_tuple(std::forward<A>(args)...));
+        }
         return (*this)[size_++];
     }
     void pop_back() noexcept {
@@ -423,7 +429,7 @@ class soa_vector {
     }
 
     template <class Tuple>
-    static auto as_rvalues(const Tuple& t) noexcept {
+    static auto as_rvalues(Tuple&& t) noexcept {
         return std::apply([](auto&... f) { return std::forward_as_tuple(std::move(f)...); }, t);
     }
 
