@@ -63,6 +63,8 @@ public:
     [[nodiscard]] bool complete() const noexcept;
     [[nodiscard]] trace_end end() const noexcept;
     [[nodiscard]] int end_signal() const noexcept;
+    /// ns the allocator spent in the call last returned by next() (measured by the tracer).
+    [[nodiscard]] std::uint32_t last_duration_ns() const noexcept;
 
 private:
     struct impl;
