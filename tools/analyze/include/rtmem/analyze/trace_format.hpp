@@ -32,7 +32,7 @@ enum class chunk_type : std::uint8_t {
 };
 enum class codec : std::uint8_t { raw = 0, zstd = 1 };
 
-/// Precedes every chunk payload. `check` = header_check() of the first 28 bytes.
+/// Precedes every chunk payload. `check` = header_check() of the first 24 bytes.
 struct chunk_header {
     std::uint32_t magic;
     chunk_type type;
@@ -47,11 +47,11 @@ struct chunk_header {
 };
 static_assert(sizeof(chunk_header) == 32);
 
-/// FNV-1a over the header's first 28 bytes: detects torn or corrupted chunk headers.
+/// FNV-1a over the header's first 24 bytes (up to `check`): detects torn or corrupted chunk headers.
 inline std::uint32_t header_check(const chunk_header& h) noexcept {
     const auto* p = reinterpret_cast<const unsigned char*>(&h);
     std::uint32_t x = 2166136261u;
-    for (int i = 0; i < 28; ++i) x = (x ^ p[i]) * 16777619u;
+    for (int i = 0; i < 24; ++i) x = (x ^ p[i]) * 16777619u;
     return x;
 }
 
