@@ -194,7 +194,14 @@ void* new_impl(op kind, std::size_t n, std::size_t align, bool nothrow, Real fn,
     }
     guard_scope g;
     std::uint64_t t0 = now_ns();
-    void* p = fn != nullptr ? fn(n, args...) : fallback_new(n, align, nothrow);  // may throw
+    void* p = nullptr;
+    try {
+        p = fn != nullptr ? fn(n, args...) : fallback_new(n, align, nothrow);
+    } catch (...) {  // bad_alloc: recorded as a failed allocation, then passed on
+        std::uint64_t t1 = now_ns();
+        record(kind, n, align, nullptr, nullptr, t1, t1 - t0, true);
+        throw;
+    }
     std::uint64_t t1 = now_ns();
     record(kind, n, align, p, nullptr, t1, t1 - t0, p == nullptr);
     return p;

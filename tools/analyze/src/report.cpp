@@ -112,6 +112,7 @@ public:
     }
 
     void on_event(const event& e) {
+        live_before_ = live_bytes_;
         ++r_.events;
         ++r_.calls[static_cast<std::size_t>(e.kind)];
         r_.duration_ns = std::max(r_.duration_ns, e.time_ns);
@@ -253,8 +254,18 @@ private:
             }
             for (std::size_t i = tl.size() / 2; i < tl.size(); ++i) tl[i] = {};
             r_.timeline_step_ns *= 2;
+            last_bucket_ /= 2;
         }
-        auto& p = r_.timeline[time / r_.timeline_step_ns];
+        std::size_t bucket = time / r_.timeline_step_ns;
+        // Intervals without events keep the level the memory had.
+        for (std::size_t i = last_bucket_ + 1; i < bucket; ++i) {
+            r_.timeline[i].live_bytes = std::max(r_.timeline[i].live_bytes, live_before_);
+        }
+        if (bucket > last_bucket_) {
+            r_.timeline[bucket].live_bytes = std::max(r_.timeline[bucket].live_bytes, live_before_);
+            last_bucket_ = bucket;
+        }
+        auto& p = r_.timeline[bucket];
         p.live_bytes = std::max(p.live_bytes, live_bytes_);
         p.allocations += interval_allocs_;
         interval_allocs_ = 0;
@@ -270,6 +281,8 @@ private:
     std::vector<thread_stats> threads_;
     std::vector<std::uint64_t> last_alloc_;
     std::uint64_t live_bytes_ = 0;
+    std::uint64_t live_before_ = 0;
+    std::size_t last_bucket_ = 0;
     std::uint64_t alloc_seq_ = 0;
     std::uint64_t interval_allocs_ = 0;
 };
