@@ -125,7 +125,7 @@ public:
         } else if (is_deallocation(e.kind)) {
             release(e, t, dur);
         } else if (e.kind == op::realloc) {
-            if (e.old_ptr != 0) release(e, t, 0, e.old_ptr);
+            if (e.old_ptr != 0) release(e, t, 0, e.old_ptr, true);
             if (e.ptr != 0 || e.size != 0) allocate(e, t, dur);
             if (e.ptr == 0 && e.old_ptr == 0) ++r_.failed;
         }
@@ -217,7 +217,9 @@ private:
         ++interval_allocs_;
     }
 
-    void release(const event& e, thread_stats& t, std::uint64_t dur, std::uint64_t ptr = 0) {
+    // A block given up by realloc is never a temporary: the program still holds its data.
+    void release(const event& e, thread_stats& t, std::uint64_t dur, std::uint64_t ptr = 0,
+                 bool by_realloc = false) {
         if (ptr == 0) ptr = e.ptr;
         if (ptr == 0) return;
         live_block b{};
@@ -236,7 +238,7 @@ private:
             ++r_.cross_thread_frees;
             r_.cross_thread_bytes += b.size;
             ++s.cross_thread_frees;
-        } else if (last_alloc_[e.thread] == b.seq) {
+        } else if (!by_realloc && last_alloc_[e.thread] == b.seq) {
             ++r_.temporaries;
             ++s.temporaries;
         }
