@@ -144,6 +144,31 @@ TEST_F(analyze_test, text_and_json_carry_the_numbers) {
     EXPECT_NE(text.str().find("cross-thread frees 1"), std::string::npos);
 }
 
+TEST_F(analyze_test, raw_and_packed_event_chunks_read_the_same) {
+    auto read = [](const std::string& p) {
+        trace_reader r(p);
+        std::vector<std::uint64_t> v;
+        event e;
+        while (r.next(e)) {
+            for (std::uint64_t x : {e.time_ns, e.ptr, e.old_ptr, e.size, std::uint64_t{e.stack},
+                                    std::uint64_t{e.align}, std::uint64_t(e.kind)}) {
+                v.push_back(x);
+            }
+        }
+        return v;
+    };
+    for (bool packed : {false, true}) {
+        trace_writer w(path(packed ? "p.rtt" : "r.rtt"), 1, packed);
+        w.event(0, op::malloc, 5, 0x7fff00001000, 24, 3);
+        w.event(0, op::realloc, 9, 0x1000, 1u << 20, 4, 0x7fff00001000);
+        w.event(0, op::free, 12, 0x1000, 0);
+        w.finish();
+    }
+    auto raw = read(path("r.rtt"));
+    EXPECT_EQ(raw.size(), 21u);
+    EXPECT_EQ(raw, read(path("p.rtt")));
+}
+
 TEST_F(analyze_test, a_trace_without_end_record_is_read_up_to_its_last_chunk) {
     trace_reader r(write_scenario("killed.rtt", false));
     EXPECT_FALSE(r.complete());

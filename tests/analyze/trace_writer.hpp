@@ -17,8 +17,10 @@ namespace rtmem::testing {
 
 class trace_writer {
 public:
-    explicit trace_writer(const std::string& path, std::uint32_t pid = 4242)
-        : file_(std::fopen(path.c_str(), "wb")) {
+    /// `packed`: events chunks packed as the tracer writes them (false: raw_event arrays,
+    /// which the reader also accepts).
+    explicit trace_writer(const std::string& path, std::uint32_t pid = 4242, bool packed = true)
+        : file_(std::fopen(path.c_str(), "wb")), packed_(packed) {
         if (file_ == nullptr) throw std::runtime_error("cannot write " + path);
         trace_format::file_header h{};
         std::memcpy(h.magic, trace_format::magic, sizeof h.magic);
@@ -89,13 +91,22 @@ private:
     void flush(std::uint32_t thread) {
         auto& buf = buffers_[thread];
         if (buf.empty()) return;
-        chunk(trace_format::chunk_type::events, thread, static_cast<std::uint32_t>(buf.size()),
-              buf.data(), buf.size() * sizeof buf[0], true);
+        auto n = static_cast<std::uint32_t>(buf.size());
+        if (packed_) {  // as the tracer writes them
+            std::vector<unsigned char> p(buf.size() * trace_format::packed::max_event_bytes);
+            p.resize(trace_format::packed::pack(buf.data(), n, p.data()));
+            chunk(trace_format::chunk_type::events, thread, n, p.data(), p.size(), true,
+                  trace_format::chunk_flag_packed);
+        } else {
+            chunk(trace_format::chunk_type::events, thread, n, buf.data(),
+                  buf.size() * sizeof buf[0], true);
+        }
         buf.clear();
     }
     void chunk(trace_format::chunk_type type, std::uint32_t thread, std::uint32_t count,
-               const void* data, std::size_t size, bool compress) {
+               const void* data, std::size_t size, bool compress, std::uint16_t flags = 0) {
         trace_format::chunk_header h{};
+        h.flags = flags;
         h.magic = trace_format::chunk_magic;
         h.type = type;
         h.thread = thread;
@@ -128,6 +139,7 @@ private:
     }
 
     std::FILE* file_;
+    bool packed_;
     ZSTD_CCtx* cctx_ = nullptr;
     std::map<std::uint32_t, std::vector<trace_format::raw_event>> buffers_;
 };

@@ -149,12 +149,14 @@ std::atomic<std::uint64_t> g_index_count{0};
 // payload when `cctx` is given, otherwise the payload is stored raw (signal paths).
 std::uint64_t write_chunk(fmt::chunk_type type, std::uint32_t thread, std::uint32_t count,
                           const void* payload, std::size_t raw_size, ZSTD_CCtx* cctx,
-                          void* scratch, std::size_t scratch_cap) noexcept {
+                          void* scratch, std::size_t scratch_cap,
+                          std::uint16_t flags = 0) noexcept {
     if (g_fd < 0) return 0;
     fmt::chunk_header h{};
     h.magic = fmt::chunk_magic;
     h.type = type;
     h.coding = fmt::codec::raw;
+    h.flags = flags;
     h.thread = thread;
     h.count = count;
     h.raw_size = static_cast<std::uint32_t>(raw_size);
@@ -204,6 +206,7 @@ struct thread_buffer {
     char* scratch;
     cache_slot cache[stack_cache_size];
     fmt::raw_event events[events_per_buffer];
+    unsigned char packed[events_per_buffer * fmt::packed::max_event_bytes];
 };
 
 std::atomic<thread_buffer*> g_buffers{nullptr};
@@ -216,9 +219,10 @@ void flush_buffer(thread_buffer* b, bool compress) noexcept {
     std::uint32_t n = b->count.load(std::memory_order_acquire);
     if (n == 0) return;
     if (compress && b->cctx == nullptr) b->cctx = make_cctx();
-    std::uint64_t off = write_chunk(fmt::chunk_type::events, b->thread, n, b->events,
-                                    n * sizeof(fmt::raw_event), compress ? b->cctx : nullptr,
-                                    b->scratch, b->scratch_cap);
+    std::size_t packed = fmt::packed::pack(b->events, n, b->packed);
+    std::uint64_t off = write_chunk(fmt::chunk_type::events, b->thread, n, b->packed, packed,
+                                    compress ? b->cctx : nullptr, b->scratch, b->scratch_cap,
+                                    fmt::chunk_flag_packed);
     std::uint64_t slot = g_index_count.fetch_add(1, std::memory_order_relaxed);
     if (g_index != nullptr && slot < max_index) {
         g_index[slot] = {off, b->events[0].time, b->thread, n};
@@ -250,7 +254,7 @@ thread_buffer* acquire_buffer() noexcept {
     if (b == nullptr) {
         b = static_cast<thread_buffer*>(map_memory(sizeof(thread_buffer)));
         if (b == nullptr) return nullptr;
-        b->scratch_cap = ZSTD_compressBound(sizeof b->events);
+        b->scratch_cap = ZSTD_compressBound(sizeof b->packed);
         b->scratch = static_cast<char*>(map_memory(b->scratch_cap));
         b->in_use.store(true, std::memory_order_relaxed);
         thread_buffer* head = g_buffers.load(std::memory_order_relaxed);
@@ -733,7 +737,11 @@ void initialize() noexcept {
     g_depth = static_cast<int>(parse_u64(getenv("RTMEM_TRACE_DEPTH"), 16));
     if (g_depth > max_depth) g_depth = max_depth;
     g_follow_fork = parse_u64(getenv("RTMEM_TRACE_FOLLOW_FORK"), 0) != 0;
-    g_zstd_level = static_cast<int>(parse_u64(getenv("RTMEM_TRACE_ZSTD_LEVEL"), 1));
+    if (const char* lv = getenv("RTMEM_TRACE_ZSTD_LEVEL"); lv != nullptr && *lv != 0) {
+        bool negative = *lv == '-';
+        auto v = static_cast<int>(parse_u64(negative ? lv + 1 : lv, 1));
+        g_zstd_level = negative ? -v : v;
+    }
     const char* file = getenv("RTMEM_TRACE_FILE");
     bool descendant = getenv("RTMEM_TRACE_ACTIVE") != nullptr;
     char default_path[4200] = "";
