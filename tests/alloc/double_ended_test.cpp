@@ -23,7 +23,6 @@ static_assert(rtmem::resettable_allocator<double_ended_allocator::view>);
 /// dropped by rewind) holds because a combined marker rewinds both sides.
 class either_side {
   public:
-    static constexpr std::string_view name = "either_side";
     using marker_type = double_ended_allocator::marker_type;
     explicit either_side(double_ended_allocator& a) : a_(&a) {}
     void* allocate(std::size_t size, std::size_t align) noexcept {
