@@ -24,11 +24,13 @@ def main():
         s = sorted(ms)
         dist.plot([100.0 * (i + 1) / len(s) for i in range(len(s))], s, label=label)
     over_time.set(title="Frame time per frame", xlabel="frame", ylabel="ms")
-    over_time.set_ylim(bottom=0, top=max(sorted(ms)[int(len(ms) * 0.999) - 1] for _, ms in series) * 1.3)
+    # Scale to the 99.9th percentile: one descheduled frame on a shared machine would flatten the rest.
+    top = max(sorted(ms)[max(0, int(len(ms) * 0.999) - 1)] for _, ms in series) * 1.3
+    over_time.set_ylim(bottom=0, top=top)
     over_time.legend(loc="upper right")
     dist.set(title="Frame time percentiles", xlabel="percentile", ylabel="ms")
     dist.set_xlim(50, 100)
-    dist.set_ylim(bottom=0)
+    dist.set_ylim(bottom=0, top=top)
     dist.grid(alpha=0.3)
     dist.legend(loc="upper left")
     fig.tight_layout()

@@ -262,7 +262,8 @@ class rtmem_memory {
         std::size_t level_peak = 0;
         for (const auto& slot : levels_) level_peak = std::max(level_peak, slot.stats().peak);
         tracked_row(levels_up_, "levels",
-                    "double_ended x" + std::to_string(levels_.size()) + ", fullest slot " +
+                    "double_ended x" + std::to_string(levels_.size()) + " of " +
+                        mib(level_slot_bytes) + " (the largest possible chunk), fullest " +
                         mib(level_peak));
         const rtmem::arena& temp = rtmem::temporary_allocator();
         row("temporaries", temp.reserved_bytes(), temp.reserved_bytes(), temp.chunk_count(),
