@@ -54,7 +54,7 @@ run_result run(const std::vector<std::string>& args, const fs::path& dir) {
 }
 
 class record_test : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
         dir_ = fs::temp_directory_path() /
@@ -130,12 +130,12 @@ TEST_F(record_test, every_entry_point_is_recorded_with_its_kind_size_and_alignme
     EXPECT_EQ(count(ev, op::aligned_alloc, 34567), 1u);
     EXPECT_EQ(count(ev, op::aligned_alloc, 12800), 1u);
     EXPECT_EQ(count(ev, op::aligned_alloc, 45678), 1u);
-    EXPECT_EQ(count(ev, op::malloc, 5678), 1u);       // valloc
-    EXPECT_EQ(count(ev, op::realloc, 5670), 1u);      // reallocarray
+    EXPECT_EQ(count(ev, op::malloc, 5678), 1u);   // valloc
+    EXPECT_EQ(count(ev, op::realloc, 5670), 1u);  // reallocarray
     EXPECT_EQ(count(ev, op::new_scalar, sizeof(int)), 1u);
     EXPECT_EQ(count(ev, op::new_array, 321 * sizeof(int)), 1u);
-    EXPECT_EQ(count(ev, op::new_scalar, 64), 1u);     // aligned new
-    EXPECT_EQ(count(ev, op::new_array, 4321), 1u);    // nothrow new[]
+    EXPECT_EQ(count(ev, op::new_scalar, 64), 1u);              // aligned new
+    EXPECT_EQ(count(ev, op::new_array, 4321), 1u);             // nothrow new[]
     EXPECT_EQ(count(ev, op::delete_scalar, sizeof(int)), 1u);  // sized delete
     bool aligned_seen = false;
     for (const auto& e : ev) {

@@ -167,7 +167,9 @@ int run_exceptions() {
 }
 
 std::atomic<int> ticks{0};
-void on_alarm(int) { ticks.fetch_add(1, std::memory_order_relaxed); }
+void on_alarm(int) {
+    ticks.fetch_add(1, std::memory_order_relaxed);
+}
 
 int run_signals() {
     struct sigaction sa {};
