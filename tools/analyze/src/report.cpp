@@ -192,7 +192,7 @@ class analyzer {
     // Site live bytes change: remember the site so its value can be captured at a new peak.
     void touch(std::uint32_t id) {
         if (!in_dirty_[id]) {
-            in_dirty_[id] = true;
+            in_dirty_[id] = 1;
             dirty_.push_back(id);
         }
     }
@@ -201,7 +201,7 @@ class analyzer {
         r_.peak_time_ns = time;
         for (std::uint32_t id : dirty_) {
             peak_by_site_[id] = live_by_site_[id];
-            in_dirty_[id] = false;
+            in_dirty_[id] = 0;
         }
         dirty_.clear();
     }
@@ -261,6 +261,13 @@ class analyzer {
     }
 
     void note_timeline(std::uint64_t time) {
+        if (time >= bucket_begin_ && time < bucket_end_) {  // the common case: same interval
+            auto& p = r_.timeline[last_bucket_];
+            p.live_bytes = std::max(p.live_bytes, live_bytes_);
+            p.allocations += interval_allocs_;
+            interval_allocs_ = 0;
+            return;
+        }
         while (time / r_.timeline_step_ns >= r_.timeline.size()) {  // halve the resolution
             auto& tl = r_.timeline;
             for (std::size_t i = 0; i < tl.size() / 2; ++i) {
@@ -280,6 +287,10 @@ class analyzer {
             r_.timeline[bucket].live_bytes = std::max(r_.timeline[bucket].live_bytes, live_before_);
             last_bucket_ = bucket;
         }
+        if (bucket == last_bucket_) {
+            bucket_begin_ = bucket * r_.timeline_step_ns;
+            bucket_end_ = bucket_begin_ + r_.timeline_step_ns;
+        }
         auto& p = r_.timeline[bucket];
         p.live_bytes = std::max(p.live_bytes, live_bytes_);
         p.allocations += interval_allocs_;
@@ -291,13 +302,14 @@ class analyzer {
     live_map live_;
     std::vector<site_stats> sites_;
     std::vector<std::uint64_t> live_by_site_, peak_by_site_;
-    std::vector<bool> in_dirty_;
+    std::vector<std::uint8_t> in_dirty_;  // not vector<bool>: this is the hot path
     std::vector<std::uint32_t> dirty_;
     std::vector<thread_stats> threads_;
     std::vector<std::uint64_t> last_alloc_;
     std::uint64_t live_bytes_ = 0;
     std::uint64_t live_before_ = 0;
     std::size_t last_bucket_ = 0;
+    std::uint64_t bucket_begin_ = 0, bucket_end_ = 0;  // [begin, end) of last_bucket_
     std::uint64_t alloc_seq_ = 0;
     std::uint64_t interval_allocs_ = 0;
 };
