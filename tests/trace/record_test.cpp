@@ -268,6 +268,19 @@ TEST_F(record_test, static_constructors_and_thread_local_destructors_are_recorde
     EXPECT_EQ(count_size(ev, 9292), 1u);
 }
 
+TEST_F(record_test, frame_markers_from_the_hook_are_recorded_in_order) {
+    record({"frames"});
+    trace_reader r(trace_path().string());
+    auto ev = events_of(r);
+    std::vector<op> kinds;
+    for (const auto& e : ev) {
+        if (e.kind == op::frame || e.size == 6060) kinds.push_back(e.kind);
+    }
+    std::vector<op> expected;
+    for (int i = 0; i < 3; ++i) expected.insert(expected.end(), {op::malloc, op::frame});
+    EXPECT_EQ(kinds, expected);
+}
+
 struct ending {
     const char* mode;
     rtmem::analyze::trace_end end;

@@ -189,6 +189,18 @@ int run_signals() {
     return 0;
 }
 
+// What librtmem's rtmem_trace_frame() does: find the tracer's hook and call it.
+int run_frames() {
+    auto hook = reinterpret_cast<void (*)()>(dlsym(RTLD_DEFAULT, "rtmem_trace_frame_hook"));
+    for (int frame = 0; frame < 3; ++frame) {
+        sink = std::malloc(6060);
+        std::free(sink);
+        if (hook != nullptr) hook();
+    }
+    std::puts("frames done");
+    return 0;
+}
+
 int run_tls() {
     std::thread t([] { tls.p = std::malloc(8181); });
     t.join();
@@ -218,6 +230,7 @@ int main(int argc, char** argv) {
     if (mode == "exceptions") return run_exceptions();
     if (mode == "signals") return run_signals();
     if (mode == "tls") return run_tls();
+    if (mode == "frames") return run_frames();
     sink = std::malloc(1111);  // the ends below must still leave this in a readable trace
     std::puts("ending");
     std::fflush(stdout);
