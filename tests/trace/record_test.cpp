@@ -281,6 +281,13 @@ TEST_F(record_test, frame_markers_from_the_hook_are_recorded_in_order) {
     EXPECT_EQ(kinds, expected);
 }
 
+TEST_F(record_test, death_by_an_unhandled_sigint_leaves_a_readable_incomplete_trace) {
+    record({"sigint"});
+    trace_reader r(trace_path().string());  // must not throw
+    EXPECT_FALSE(r.complete());
+    EXPECT_NO_THROW((void)rtmem::analyze::analyze_events(r));
+}
+
 struct ending {
     const char* mode;
     rtmem::analyze::trace_end end;

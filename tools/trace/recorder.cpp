@@ -605,8 +605,10 @@ void finish(fmt::end_reason reason, int sig, bool in_signal) noexcept {
     write_end(reason, sig, in_signal);
 }
 
-constexpr int fatal_signals[] = {SIGSEGV, SIGBUS,  SIGILL,  SIGFPE,  SIGABRT, SIGTERM, SIGINT,
-                                 SIGHUP,  SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2};
+// Only signals whose default action ends the process and that programs rarely inspect: a
+// handler on SIGINT would, e.g., stop Python from installing KeyboardInterrupt (it only does
+// so when SIGINT is at its default), changing the traced program's behaviour.
+constexpr int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM};
 
 void on_fatal_signal(int sig) {
     int saved = errno;

@@ -238,6 +238,7 @@ int main(int argc, char** argv) {
     if (mode == "_exit") _exit(4);
     if (mode == "abort") std::abort();
     if (mode == "sigterm") raise(SIGTERM);
+    if (mode == "sigint") raise(SIGINT);
     if (mode == "segv") raise(SIGSEGV);
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
     return 2;
