@@ -38,7 +38,7 @@ struct live_block {
 
 /// Per-site working state that does not belong in the published profile.
 struct site_state {
-    std::uint64_t live_count = 0, live_bytes = 0, since_drain = 0, run = 0;
+    std::uint64_t live_count = 0, live_bytes = 0, live_bump = 0, since_drain = 0, run = 0;
     std::uint64_t last_drain = 0;
     bool drained_before = false;
     double mean = 0, m2 = 0;  // Welford over drain intervals
@@ -151,6 +151,8 @@ class classifier {
         const std::uint64_t bump = bump_bytes(e.size);
         ++s.live_count;
         s.live_bytes += e.size;
+        s.live_bump += bump;
+        p.max_live_bump = std::max(p.max_live_bump, s.live_bump);
         s.since_drain += bump;
         s.run = 0;
         p.max_live_count = std::max(p.max_live_count, s.live_count);
@@ -216,6 +218,7 @@ class classifier {
 
         --s.live_count;
         s.live_bytes -= std::min(s.live_bytes, b.size);
+        s.live_bump -= std::min(s.live_bump, bump_bytes(b.size));
         ++s.run;
         if (s.live_count == 0) {
             ++p.drains;

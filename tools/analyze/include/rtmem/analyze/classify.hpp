@@ -54,6 +54,7 @@ struct site_profile {
     bool multi_thread = false;         ///< allocated on more than one thread
     std::uint64_t cross_thread_frees = 0;
     std::uint64_t max_live_count = 0, max_live_bytes = 0, live_at_end = 0;
+    std::uint64_t max_live_bump = 0;  ///< peak live bytes counted in 16-byte granules
 
     std::uint64_t lifo_frees = 0;  ///< frees of the thread's most recent live block of the site
     std::uint64_t bulk_frees = 0, bulk_runs = 0;
