@@ -1,4 +1,5 @@
 // Text, JSON and HTML renderings of the advice.
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -120,9 +121,15 @@ std::string format_text(const advice& a, const site_namer& name, const format_op
            "; the advised sites would save " + human_ns(a.saved_ns) + " (" +
            num(a.baseline_ns > 0 ? 100.0 * a.saved_ns / a.baseline_ns : 0.0) +
            "%) by the cost model; `rtmem replay` measures it.\n\n";
-    out += " #  " + pad("class", 11) + pad("allocator", 20) + pad("configuration", 44) +
+    std::size_t config_width = 16, n = 0;
+    for (const auto& r : a.ranked) {
+        if (!listed(r, o)) continue;
+        if (o.top != 0 && n++ == o.top) break;
+        config_width = std::max(config_width, r.config.size() + 2);
+    }
+    out += " #  " + pad("class", 11) + pad("allocator", 20) + pad("configuration", config_width) +
            pad("calls", 12) + pad("saved", 10) + "site\n";
-    std::size_t n = 0;
+    n = 0;
     for (const auto& r : a.ranked) {
         if (!listed(r, o)) continue;
         if (o.top != 0 && n == o.top) break;
@@ -130,7 +137,7 @@ std::string format_text(const advice& a, const site_namer& name, const format_op
         char idx[8];
         std::snprintf(idx, sizeof idx, "%2zu", n);
         out += std::string(idx) + "  " + pad(std::string(to_string(r.cls)), 11) +
-               pad(r.allocator, 20) + pad(r.config, 44) + pad(with_commas(r.calls), 12) +
+               pad(r.allocator, 20) + pad(r.config, config_width) + pad(with_commas(r.calls), 12) +
                pad(human_ns(r.saved_ns()), 10) + name(r.site) + "\n";
     }
     if (n == 0) out += "    (no site fits an rtmem allocator better than malloc)\n";
