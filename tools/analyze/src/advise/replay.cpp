@@ -185,6 +185,16 @@ std::uint64_t timer_overhead() {
     return d[500];
 }
 
+std::size_t sample(replay_backend& b, double& spent_ns) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::size_t f = b.footprint();
+    spent_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    return f;
+}
+
+/// One pass over the program. Timed: per-call ticks per site (minus the timer's own cost).
+/// Untimed: only the loop's wall time, for the totals (no timer inside the loop).
+template <bool Timed>
 rep_result run_once(const replay_program& prog, replay_backend& b, std::uint64_t sample_every,
                     std::uint64_t overhead) {
     rep_result r;
@@ -193,14 +203,16 @@ rep_result run_once(const replay_program& prog, replay_backend& b, std::uint64_t
     const std::size_t base = b.footprint();
     std::size_t peak = base;
     const std::uint64_t mask = std::bit_ceil(std::max<std::uint64_t>(sample_every, 1)) - 1;
-    std::uint64_t all_ticks = 0;
+    std::uint64_t all_ticks = 0, live = 0, next_sample = 0;
+    double sampling = 0;  // ns spent reading the footprint, not counted as replay time
 
     const auto wall0 = std::chrono::steady_clock::now();
     const std::uint64_t t0 = ticks();
     std::uint64_t i = 0;
     for (const replay_op& o : prog.ops) {
         const replay_call call{o.site, o.thread, o.cross_thread};
-        const std::uint64_t c0 = ticks();
+        std::uint64_t freed = 0;
+        const std::uint64_t c0 = Timed ? ticks() : 0;
         switch (o.kind) {
             case replay_op::allocate:
             case replay_op::allocate_zeroed: {
@@ -219,11 +231,13 @@ rep_result run_once(const replay_program& prog, replay_backend& b, std::uint64_t
                 slot_state& s = slots[o.slot];
                 if (s.p != nullptr) b.deallocate(call, s.p, s.size, alignment_of(s.align_log2), s.tag);
                 s.p = nullptr;
+                freed = 2 * o.size;  // o.size is the block's size: net change -size
                 break;
             }
             case replay_op::reallocate: {
                 slot_state old = slots[o.old_slot];
                 slots[o.old_slot].p = nullptr;
+                freed = old.size;
                 slot_state& s = slots[o.slot];
                 std::uint32_t tag = old.tag;
                 void* q = b.reallocate(replay_call{old.site, old.thread, o.cross_thread}, call, old.p, old.size, o.size,
@@ -236,22 +250,33 @@ rep_result run_once(const replay_program& prog, replay_backend& b, std::uint64_t
                 s = slot_state{q, o.size, tag, o.site, o.thread, o.align_log2};
                 break;
             }
-            case replay_op::frame: b.next_frame(); break;
+            case replay_op::frame: b.next_frame(); break;  // size 0
         }
-        const std::uint64_t c1 = ticks();
-        const std::uint64_t d = c1 - c0 > overhead ? c1 - c0 - overhead : 0;
-        site_ticks[o.site] += d;
-        all_ticks += d;
-        if ((++i & mask) == 0) peak = std::max(peak, b.footprint());
+        if constexpr (Timed) {
+            const std::uint64_t c1 = ticks();
+            const std::uint64_t d = c1 - c0 > overhead ? c1 - c0 - overhead : 0;
+            site_ticks[o.site] += d;
+            all_ticks += d;
+        } else {
+            live += o.size - freed;  // unsigned: wraps back exactly on frees
+            if (o.kind != replay_op::deallocate) {
+                if (live > next_sample) {  // sample as the live bytes grow, not only periodically
+                    peak = std::max(peak, sample(b, sampling));
+                    next_sample = live + std::max<std::uint64_t>(live / 32, 16 * 1024);
+                }
+            }
+            if ((++i & mask) == 0) peak = std::max(peak, sample(b, sampling));
+        }
     }
     const std::uint64_t t1 = ticks();
     const auto wall1 = std::chrono::steady_clock::now();
     peak = std::max(peak, b.footprint());
 
+    (void)live;
     for (slot_state& s : slots) {  // blocks the program never freed (untimed)
         if (s.p != nullptr) b.deallocate(replay_call{s.site, s.thread}, s.p, s.size, alignment_of(s.align_log2), s.tag);
     }
-    r.wall_ns = std::chrono::duration<double, std::nano>(wall1 - wall0).count();
+    r.wall_ns = std::chrono::duration<double, std::nano>(wall1 - wall0).count() - sampling;
     const double ns_per_tick = t1 > t0 ? r.wall_ns / static_cast<double>(t1 - t0) : 1.0;
     r.total_ns = static_cast<double>(all_ticks) * ns_per_tick;
     r.site_ns.resize(site_ticks.size());
@@ -267,6 +292,36 @@ double median(std::vector<double> v) {
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+
+/// The floor: the replay loop with an allocator that does nothing, subtracted from totals.
+class null_backend final : public replay_backend {
+public:
+    void* allocate(replay_call, std::size_t, std::size_t, std::uint32_t& tag) noexcept override {
+        tag = 0;
+        return &byte_;
+    }
+    void* allocate_zeroed(replay_call c, std::size_t size, std::size_t align, std::uint32_t& tag) noexcept override {
+        return allocate(c, size, align, tag);
+    }
+    void deallocate(replay_call, void*, std::size_t, std::size_t, std::uint32_t) noexcept override {}
+    void* reallocate(replay_call, replay_call, void*, std::size_t, std::size_t, std::size_t,
+                     std::uint32_t&) noexcept override {
+        return &byte_;
+    }
+
+private:
+    unsigned char byte_ = 0;
+};
+
+double floor_wall_ns(const replay_program& prog, unsigned repetitions) {
+    std::vector<double> w;
+    for (unsigned k = 0; k < repetitions; ++k) {
+        null_backend n;
+        w.push_back(run_once<false>(prog, n, ~std::uint64_t{0} >> 1, 0).wall_ns);
+    }
+    return median(w);
+}
+
 }  // namespace
 
 backend_result replay_through(const replay_program& prog, const backend_factory& factory, unsigned repetitions,
@@ -278,15 +333,22 @@ backend_result replay_through(const replay_program& prog, const backend_factory&
         out.available = false;
         return out;
     }
+    repetitions = std::max(repetitions, 1U);
     const std::uint64_t overhead = timer_overhead();
+    const double floor = floor_wall_ns(prog, repetitions);
     std::vector<rep_result> reps;
-    for (unsigned k = 0; k < std::max(repetitions, 1U); ++k) {
-        auto b = factory.make();
-        if (!b) {
+    for (unsigned k = 0; k < repetitions; ++k) {
+        auto untimed = factory.make();
+        auto timed = factory.make();
+        if (!untimed || !timed) {
             out.available = false;
             return out;
         }
-        reps.push_back(run_once(prog, *b, sample_every, overhead));
+        rep_result r = run_once<false>(prog, *untimed, sample_every, overhead);
+        untimed.reset();
+        r.site_ns = run_once<true>(prog, *timed, sample_every, overhead).site_ns;
+        r.total_ns = std::max(r.wall_ns - floor, 0.0);
+        reps.push_back(std::move(r));
     }
     std::vector<double> totals, walls, column(reps.size());
     for (const auto& r : reps) {

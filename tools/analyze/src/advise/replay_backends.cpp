@@ -74,8 +74,10 @@ public:
     }
     std::size_t footprint() noexcept override {
         if (api_.mallinfo2 == nullptr) return 0;
+        // In-use bytes (headers included) plus free space created since the start: free space
+        // glibc already held (earlier replays, the trace compilation) is not this replay's.
         const auto i = api_.mallinfo2();
-        return i.arena + i.hblkhd - std::min(i.arena, free_at_start_);
+        return i.uordblks + i.hblkhd + (i.fordblks > free_at_start_ ? i.fordblks - free_at_start_ : 0);
     }
 
 private:
