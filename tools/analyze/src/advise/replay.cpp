@@ -173,17 +173,6 @@ struct rep_result {
     std::uint64_t peak_footprint = 0, failures = 0;
 };
 
-/// Ticks taken by an empty timed region, subtracted from every call.
-std::uint64_t timer_overhead() {
-    std::vector<std::uint64_t> d(1001);
-    for (auto& x : d) {
-        const std::uint64_t a = ticks();
-        const std::uint64_t b = ticks();
-        x = b - a;
-    }
-    std::nth_element(d.begin(), d.begin() + 500, d.end());
-    return d[500];
-}
 
 std::size_t sample(replay_backend& b, double& spent_ns) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -195,12 +184,11 @@ std::size_t sample(replay_backend& b, double& spent_ns) {
 /// One pass over the program. Timed: per-call ticks per site (minus the timer's own cost).
 /// Untimed: only the loop's wall time, for the totals (no timer inside the loop).
 template <bool Timed>
-rep_result run_once(const replay_program& prog, replay_backend& b, std::uint64_t sample_every,
-                    std::uint64_t overhead) {
+rep_result run_once(const replay_program& prog, replay_backend& b, std::uint64_t sample_every) {
     rep_result r;
     std::vector<slot_state> slots(prog.slots);
     std::vector<std::uint64_t> site_ticks(std::max<std::uint32_t>(prog.sites, 1), 0);
-    const std::size_t base = b.footprint();
+    const std::size_t base = b.footprint_base();
     std::size_t peak = base;
     const std::uint64_t mask = std::bit_ceil(std::max<std::uint64_t>(sample_every, 1)) - 1;
     std::uint64_t all_ticks = 0, live = 0, next_sample = 0;
@@ -254,7 +242,7 @@ rep_result run_once(const replay_program& prog, replay_backend& b, std::uint64_t
         }
         if constexpr (Timed) {
             const std::uint64_t c1 = ticks();
-            const std::uint64_t d = c1 - c0 > overhead ? c1 - c0 - overhead : 0;
+            const std::uint64_t d = c1 - c0;
             site_ticks[o.site] += d;
             all_ticks += d;
         } else {
@@ -313,13 +301,29 @@ private:
     unsigned char byte_ = 0;
 };
 
-double floor_wall_ns(const replay_program& prog, unsigned repetitions) {
+/// Wall time and per-site ticks of the loop with the null allocator (timer cost included).
+struct floor_cost {
+    double wall_ns = 0;
+    std::vector<double> site_ns;
+};
+
+floor_cost measure_floor(const replay_program& prog, unsigned repetitions) {
     std::vector<double> w;
+    std::vector<std::vector<double>> per_site;
     for (unsigned k = 0; k < repetitions; ++k) {
         null_backend n;
-        w.push_back(run_once<false>(prog, n, ~std::uint64_t{0} >> 1, 0).wall_ns);
+        w.push_back(run_once<false>(prog, n, ~std::uint64_t{0} >> 1).wall_ns);
+        per_site.push_back(run_once<true>(prog, n, ~std::uint64_t{0} >> 1).site_ns);
     }
-    return median(w);
+    floor_cost f;
+    f.wall_ns = median(w);
+    f.site_ns.resize(per_site.front().size());
+    std::vector<double> column(per_site.size());
+    for (std::size_t s = 0; s < f.site_ns.size(); ++s) {
+        for (std::size_t k = 0; k < per_site.size(); ++k) column[k] = per_site[k][s];
+        f.site_ns[s] = median(column);
+    }
+    return f;
 }
 
 }  // namespace
@@ -334,8 +338,7 @@ backend_result replay_through(const replay_program& prog, const backend_factory&
         return out;
     }
     repetitions = std::max(repetitions, 1U);
-    const std::uint64_t overhead = timer_overhead();
-    const double floor = floor_wall_ns(prog, repetitions);
+    const floor_cost floor = measure_floor(prog, repetitions);
     std::vector<rep_result> reps;
     for (unsigned k = 0; k < repetitions; ++k) {
         auto untimed = factory.make();
@@ -344,10 +347,11 @@ backend_result replay_through(const replay_program& prog, const backend_factory&
             out.available = false;
             return out;
         }
-        rep_result r = run_once<false>(prog, *untimed, sample_every, overhead);
+        rep_result r = run_once<false>(prog, *untimed, sample_every);
         untimed.reset();
-        r.site_ns = run_once<true>(prog, *timed, sample_every, overhead).site_ns;
-        r.total_ns = std::max(r.wall_ns - floor, 0.0);
+        r.site_ns = run_once<true>(prog, *timed, sample_every).site_ns;
+        for (std::size_t s = 0; s < r.site_ns.size(); ++s) r.site_ns[s] -= floor.site_ns[s];  // < 0 is noise
+        r.total_ns = std::max(r.wall_ns - floor.wall_ns, 0.0);
         reps.push_back(std::move(r));
     }
     std::vector<double> totals, walls, column(reps.size());

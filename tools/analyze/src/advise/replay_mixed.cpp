@@ -66,6 +66,7 @@ public:
         }
         baseline_->next_frame();
     }
+    std::size_t footprint_base() noexcept override { return baseline_->footprint_base(); }
     std::size_t footprint() noexcept override {
         std::size_t total = baseline_->footprint();
         for (auto& s : sites_) {

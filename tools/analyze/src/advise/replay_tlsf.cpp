@@ -33,7 +33,15 @@ public:
     void deallocate(replay_call, void* p, std::size_t size, std::size_t align, std::uint32_t) noexcept override {
         tlsf_.deallocate(p, size, align);
     }
+    void* reallocate(replay_call, replay_call, void* p, std::size_t old_size, std::size_t size, std::size_t align,
+                     std::uint32_t& tag) noexcept override {
+        tag = 0;
+        void* q = tlsf_.reallocate(p, old_size, size, align);
+        if (q == nullptr && grow(size + align)) q = tlsf_.reallocate(p, old_size, size, align);
+        return q;
+    }
     std::size_t footprint() noexcept override { return pooled_; }
+    std::size_t footprint_base() noexcept override { return 0; }
 
 private:
     bool grow(std::size_t need) noexcept {

@@ -160,7 +160,7 @@ private:
 /// pool_allocator with the advised capacity: a larger block or a full pool falls back.
 class pool_site final : public site_allocator {
     struct instance {
-        rtmem::pool_allocator alloc;
+        rtmem::pool_allocator<> alloc;
         std::uint64_t live = 0;
         instance(std::size_t block, std::size_t align, std::size_t count) : alloc(block, align, count) {}
     };

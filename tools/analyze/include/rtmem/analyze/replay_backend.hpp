@@ -33,6 +33,9 @@ public:
     virtual void next_frame() noexcept {}
     /// Bytes held from the system now (0 when unknown); sampled during the replay.
     virtual std::size_t footprint() noexcept { return 0; }
+    /// What footprint() counts that is not this replay's: the value at the start for
+    /// process-wide measures (glibc, peers), 0 for allocators owning all their memory.
+    virtual std::size_t footprint_base() noexcept { return footprint(); }
 };
 
 struct backend_factory {
