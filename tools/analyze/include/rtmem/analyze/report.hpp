@@ -1,0 +1,88 @@
+// `rtmem report`: one streaming pass over an event_source computes totals, per-site and
+// per-thread statistics, histograms and a memory timeline. Memory: the live blocks, one entry
+// per site and a fixed number of timeline points, never the events.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rtmem/analyze/event.hpp"
+
+namespace rtmem::analyze {
+
+inline constexpr std::size_t op_count = static_cast<std::size_t>(op::frame) + 1;
+[[nodiscard]] const char* op_name(op k) noexcept;
+
+/// Log2 buckets: bucket 0 holds the value 0, bucket i holds [2^(i-1), 2^i).
+struct log2_histogram {
+    std::array<std::uint64_t, 65> buckets{};
+    void add(std::uint64_t v) noexcept;
+    [[nodiscard]] static std::uint64_t upper_bound(std::size_t bucket) noexcept;
+};
+
+/// One allocation site = one recorded call stack.
+struct site_stats {
+    std::uint32_t stack = 0;
+    std::uint64_t calls = 0;         ///< allocations (realloc included)
+    std::uint64_t bytes = 0;         ///< requested bytes
+    std::uint64_t peak_bytes = 0;    ///< live bytes of this site at the global peak
+    std::uint64_t live_bytes = 0;    ///< at the end of the trace (leaked)
+    std::uint64_t live_blocks = 0;
+    std::uint64_t time_ns = 0;       ///< in the allocator: its allocations and their frees
+    std::uint64_t temporaries = 0;
+    std::uint64_t cross_thread_frees = 0;
+};
+
+struct thread_stats {
+    std::uint32_t thread = 0;
+    std::uint64_t allocations = 0;
+    std::uint64_t deallocations = 0;
+    std::uint64_t bytes_allocated = 0;
+    std::uint64_t bytes_freed = 0;
+    std::uint64_t time_ns = 0;
+};
+
+struct timeline_point {
+    std::uint64_t time_ns = 0;      ///< start of the interval
+    std::uint64_t live_bytes = 0;   ///< maximum during the interval
+    std::uint64_t allocations = 0;  ///< during the interval
+};
+
+struct report_data {
+    std::uint64_t events = 0;
+    std::array<std::uint64_t, op_count> calls{};
+    std::uint64_t allocations = 0;
+    std::uint64_t deallocations = 0;
+    std::uint64_t bytes_allocated = 0;
+    std::uint64_t peak_live_bytes = 0;
+    std::uint64_t peak_time_ns = 0;
+    std::uint64_t duration_ns = 0;  ///< time of the last event
+    std::uint64_t leaked_blocks = 0;
+    std::uint64_t leaked_bytes = 0;
+    std::uint64_t temporaries = 0;  ///< freed by their thread before it allocated again
+    std::uint64_t cross_thread_frees = 0;
+    std::uint64_t cross_thread_bytes = 0;
+    std::uint64_t unknown_frees = 0;  ///< pointers not allocated during the trace
+    std::uint64_t failed = 0;         ///< allocations that returned null
+    std::uint64_t time_ns = 0;        ///< total measured time in the allocator (0 if unknown)
+    log2_histogram sizes, lifetimes_ns, lifetimes_allocs;
+    std::vector<site_stats> sites;  ///< only sites with calls, any order
+    std::vector<thread_stats> threads;
+    std::vector<timeline_point> timeline;
+    std::uint64_t timeline_step_ns = 0;
+};
+
+struct report_options {
+    std::size_t timeline_points = 512;
+};
+
+/// Streams `source` once from its start (calls rewind()).
+[[nodiscard]] report_data analyze_events(event_source& source, const report_options& opts = {});
+
+/// Sites sorted by a key, largest first, at most `n`.
+enum class site_order { calls, bytes, peak, time, leaked };
+[[nodiscard]] std::vector<site_stats> top_sites(const report_data& r, site_order by,
+                                                std::size_t n);
+
+}  // namespace rtmem::analyze

@@ -1,0 +1,56 @@
+// Rendering of report_data: site names (symbolised or module+offset), text, JSON and HTML.
+#pragma once
+#include <cstdint>
+#include <iosfwd>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <unordered_map>
+
+#include "rtmem/analyze/report.hpp"
+#include "rtmem/analyze/symbolizer.hpp"
+
+namespace rtmem::analyze {
+
+/// Names a site from its stack: the innermost frames, symbolised when a symbolizer is given.
+/// key() is stable across runs of the same binaries (module+offset), for `rtmem diff`.
+class site_names {
+public:
+    site_names(const event_source& source, symbolizer* sym, std::size_t frames = 2)
+        : source_(source), sym_(sym), frames_(frames) {}
+    std::string name(std::uint32_t stack);
+    std::string key(std::uint32_t stack);
+    /// Frames outermost first (for flame graphs).
+    std::vector<std::string> path(std::uint32_t stack);
+
+private:
+    std::string frame(std::uint64_t ip);
+    const event_source& source_;
+    symbolizer* sym_;
+    std::size_t frames_;
+    std::unordered_map<std::uint32_t, std::string> names_;
+};
+
+/// What the report says about the trace itself.
+struct trace_info {
+    std::string file, program, command;
+    std::uint32_t pid = 0, threads = 0;
+    std::uint64_t file_size = 0;
+    bool complete = true;
+    std::string end;  ///< "exit", "signal 6", ...
+};
+[[nodiscard]] trace_info describe(const trace_reader& reader);
+
+void print_text(std::ostream& out, const trace_info& info, const report_data& r,
+                site_names& names, std::size_t top);
+[[nodiscard]] nlohmann::json to_json(const trace_info& info, const report_data& r,
+                                     site_names& names, std::size_t top);
+/// One self-contained page (inline CSS and JS, no network), plus registered html_sections.
+[[nodiscard]] std::string to_html(const trace_info& info, const report_data& r, site_names& names,
+                                  event_source& source, std::size_t top);
+
+/// "1.5 MiB", "12 KiB", "17 B".
+[[nodiscard]] std::string human_bytes(std::uint64_t b);
+/// "2.31 s", "14.0 ms", "350 ns".
+[[nodiscard]] std::string human_ns(std::uint64_t ns);
+
+}  // namespace rtmem::analyze

@@ -1,0 +1,120 @@
+// Per-site comparison of two traces.
+#include "rtmem/analyze/diff.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <ostream>
+
+#include "rtmem/analyze/report_output.hpp"
+
+namespace rtmem::analyze {
+
+namespace {
+
+std::uint64_t absdiff(std::uint64_t x, std::uint64_t y) { return x > y ? x - y : y - x; }
+
+std::string signed_str(std::uint64_t a, std::uint64_t b, bool bytes) {
+    bool neg = b < a;
+    std::uint64_t d = absdiff(a, b);
+    return (neg ? "-" : "+") + (bytes ? human_bytes(d) : std::to_string(d));
+}
+
+}  // namespace
+
+trace_diff diff_traces(trace_reader& a, trace_reader& b, bool symbolize) {
+    trace_diff d;
+    d.a = analyze_events(a);
+    d.b = analyze_events(b);
+    std::unique_ptr<symbolizer> sa, sb;
+    if (symbolize) {
+        sa = std::make_unique<symbolizer>(a);
+        sb = std::make_unique<symbolizer>(b);
+    }
+    // Keys need the module map even without symbols.
+    symbolizer ka(a), kb(b);
+    site_names na(a, symbolize ? sa.get() : &ka), nb(b, symbolize ? sb.get() : &kb);
+    std::map<std::string, site_delta> by_key;
+    for (const auto& s : d.a.sites) {
+        site_delta& x = by_key[na.key(s.stack)];
+        if (x.name.empty()) x.name = symbolize ? na.name(s.stack) : na.key(s.stack);
+        x.calls_a += s.calls;
+        x.bytes_a += s.bytes;
+        x.peak_a += s.peak_bytes;
+    }
+    for (const auto& s : d.b.sites) {
+        site_delta& x = by_key[nb.key(s.stack)];
+        if (x.name.empty()) x.name = symbolize ? nb.name(s.stack) : nb.key(s.stack);
+        x.calls_b += s.calls;
+        x.bytes_b += s.bytes;
+        x.peak_b += s.peak_bytes;
+    }
+    for (auto& [k, v] : by_key) {
+        v.key = k;
+        if (v.calls_a != v.calls_b || v.bytes_a != v.bytes_b || v.peak_a != v.peak_b) {
+            d.sites.push_back(v);
+        }
+    }
+    std::sort(d.sites.begin(), d.sites.end(), [](const site_delta& x, const site_delta& y) {
+        std::uint64_t bx = absdiff(x.bytes_a, x.bytes_b), by = absdiff(y.bytes_a, y.bytes_b);
+        if (bx != by) return bx > by;
+        std::uint64_t cx = absdiff(x.calls_a, x.calls_b), cy = absdiff(y.calls_a, y.calls_b);
+        if (cx != cy) return cx > cy;
+        return x.key < y.key;
+    });
+    return d;
+}
+
+void print_diff(std::ostream& out, const trace_diff& d, std::size_t top) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "allocations %" PRIu64 " -> %" PRIu64 " (%s); bytes %s -> %s (%s); peak %s -> "
+                  "%s (%s)\n",
+                  d.a.allocations, d.b.allocations,
+                  signed_str(d.a.allocations, d.b.allocations, false).c_str(),
+                  human_bytes(d.a.bytes_allocated).c_str(),
+                  human_bytes(d.b.bytes_allocated).c_str(),
+                  signed_str(d.a.bytes_allocated, d.b.bytes_allocated, true).c_str(),
+                  human_bytes(d.a.peak_live_bytes).c_str(),
+                  human_bytes(d.b.peak_live_bytes).c_str(),
+                  signed_str(d.a.peak_live_bytes, d.b.peak_live_bytes, true).c_str());
+    out << line << "\nsites that changed: " << d.sites.size() << "\n";
+    out << "   calls A    calls B      delta      bytes delta     peak delta  site\n";
+    for (std::size_t i = 0; i < d.sites.size() && i < top; ++i) {
+        const auto& s = d.sites[i];
+        std::snprintf(line, sizeof line, "%10" PRIu64 " %10" PRIu64 " %10s %16s %14s  ", s.calls_a,
+                      s.calls_b, signed_str(s.calls_a, s.calls_b, false).c_str(),
+                      signed_str(s.bytes_a, s.bytes_b, true).c_str(),
+                      signed_str(s.peak_a, s.peak_b, true).c_str());
+        out << line << s.name << "\n";
+    }
+}
+
+nlohmann::json diff_json(const trace_diff& d, std::size_t top) {
+    nlohmann::json j;
+    j["a"] = {{"allocations", d.a.allocations},
+              {"bytes_allocated", d.a.bytes_allocated},
+              {"peak_live_bytes", d.a.peak_live_bytes}};
+    j["b"] = {{"allocations", d.b.allocations},
+              {"bytes_allocated", d.b.bytes_allocated},
+              {"peak_live_bytes", d.b.peak_live_bytes}};
+    nlohmann::json sites = nlohmann::json::array();
+    for (std::size_t i = 0; i < d.sites.size() && i < top; ++i) {
+        const auto& s = d.sites[i];
+        sites.push_back({{"key", s.key},
+                         {"site", s.name},
+                         {"calls_a", s.calls_a},
+                         {"calls_b", s.calls_b},
+                         {"bytes_a", s.bytes_a},
+                         {"bytes_b", s.bytes_b},
+                         {"peak_a", s.peak_a},
+                         {"peak_b", s.peak_b}});
+    }
+    j["sites"] = sites;
+    j["sites_changed"] = d.sites.size();
+    return j;
+}
+
+}  // namespace rtmem::analyze

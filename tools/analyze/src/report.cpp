@@ -1,0 +1,309 @@
+// The streaming analysis behind `rtmem report`: a flat hash map of live blocks, per-site and
+// per-thread counters, and a timeline whose resolution halves whenever it fills up.
+#include "rtmem/analyze/report.hpp"
+
+#include <algorithm>
+#include <bit>
+
+#include "rtmem/analyze/trace_reader.hpp"
+
+namespace rtmem::analyze {
+
+const char* op_name(op k) noexcept {
+    switch (k) {
+        case op::malloc: return "malloc";
+        case op::calloc: return "calloc";
+        case op::realloc: return "realloc";
+        case op::aligned_alloc: return "aligned_alloc";
+        case op::free: return "free";
+        case op::new_scalar: return "new";
+        case op::new_array: return "new[]";
+        case op::delete_scalar: return "delete";
+        case op::delete_array: return "delete[]";
+        case op::frame: return "frame";
+    }
+    return "?";
+}
+
+void log2_histogram::add(std::uint64_t v) noexcept {
+    ++buckets[static_cast<std::size_t>(std::bit_width(v))];
+}
+std::uint64_t log2_histogram::upper_bound(std::size_t bucket) noexcept {
+    return bucket == 0 ? 0 : bucket >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bucket) - 1;
+}
+
+namespace {
+
+struct live_block {
+    std::uint64_t ptr;  // 0 = empty slot
+    std::uint64_t size;
+    std::uint64_t time;
+    std::uint64_t seq;  // global allocation number
+    std::uint32_t stack;
+    std::uint32_t thread;
+};
+
+// Open addressing, linear probing, backward-shift deletion: no tombstones, no per-node memory.
+class live_map {
+public:
+    live_map() : slots_(1024), mask_(1023) {}
+    void insert(const live_block& b) {
+        if ((size_ + 1) * 4 > slots_.size() * 3) grow();
+        std::size_t i = slot_of(b.ptr);
+        while (slots_[i].ptr != 0 && slots_[i].ptr != b.ptr) i = (i + 1) & mask_;
+        if (slots_[i].ptr == 0) ++size_;
+        slots_[i] = b;
+    }
+    // Removes and returns the block; false if unknown.
+    bool take(std::uint64_t ptr, live_block& out) {
+        std::size_t i = slot_of(ptr);
+        for (;; i = (i + 1) & mask_) {
+            if (slots_[i].ptr == 0) return false;
+            if (slots_[i].ptr == ptr) break;
+        }
+        out = slots_[i];
+        std::size_t hole = i;
+        for (std::size_t j = (i + 1) & mask_; slots_[j].ptr != 0; j = (j + 1) & mask_) {
+            std::size_t home = slot_of(slots_[j].ptr);
+            // Move j into the hole unless its home lies cyclically in (hole, j].
+            bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+            if (!stays) {
+                slots_[hole] = slots_[j];
+                hole = j;
+            }
+        }
+        slots_[hole].ptr = 0;
+        --size_;
+        return true;
+    }
+    template <class F>
+    void for_each(F f) const {
+        for (const auto& s : slots_) {
+            if (s.ptr != 0) f(s);
+        }
+    }
+
+private:
+    std::size_t slot_of(std::uint64_t p) const noexcept {
+        p ^= p >> 33;
+        p *= 0xff51afd7ed558ccdull;
+        p ^= p >> 33;
+        return static_cast<std::size_t>(p) & mask_;
+    }
+    void grow() {
+        std::vector<live_block> old(slots_.size() * 2);
+        old.swap(slots_);
+        mask_ = slots_.size() - 1;
+        size_ = 0;
+        for (const auto& s : old) {
+            if (s.ptr != 0) insert(s);
+        }
+    }
+    std::vector<live_block> slots_;
+    std::size_t mask_;
+    std::size_t size_ = 0;
+};
+
+class analyzer {
+public:
+    analyzer(const report_options& opts, const trace_reader* reader) : reader_(reader) {
+        r_.timeline.resize(std::max<std::size_t>(opts.timeline_points, 2));
+        r_.timeline_step_ns = 1000;  // 1 us to start; doubles as the trace gets longer
+    }
+
+    void on_event(const event& e) {
+        ++r_.events;
+        ++r_.calls[static_cast<std::size_t>(e.kind)];
+        r_.duration_ns = std::max(r_.duration_ns, e.time_ns);
+        std::uint64_t dur = reader_ != nullptr ? reader_->last_duration_ns() : 0;
+        r_.time_ns += dur;
+        thread_stats& t = thread(e.thread);
+        t.time_ns += dur;
+        if (is_allocation(e.kind)) {
+            allocate(e, t, dur);
+        } else if (is_deallocation(e.kind)) {
+            release(e, t, dur);
+        } else if (e.kind == op::realloc) {
+            if (e.old_ptr != 0) release(e, t, 0, e.old_ptr);
+            if (e.ptr != 0 || e.size != 0) allocate(e, t, dur);
+            if (e.ptr == 0 && e.old_ptr == 0) ++r_.failed;
+        }
+        note_timeline(e.time_ns);
+    }
+
+    report_data finish() {
+        for (std::size_t i = 0; i < sites_.size(); ++i) sites_[i].peak_bytes = peak_by_site_[i];
+        live_.for_each([&](const live_block& b) {
+            ++r_.leaked_blocks;
+            r_.leaked_bytes += b.size;
+            site_stats& s = site(b.stack);
+            s.live_bytes += b.size;
+            ++s.live_blocks;
+        });
+        for (auto& s : sites_) {
+            if (s.calls != 0) r_.sites.push_back(s);
+        }
+        for (auto& t : threads_) {
+            if (t.allocations + t.deallocations != 0) r_.threads.push_back(t);
+        }
+        std::size_t used = std::min(r_.timeline.size(), static_cast<std::size_t>(
+                                                            r_.duration_ns / r_.timeline_step_ns + 1));
+        r_.timeline.resize(used);
+        for (std::size_t i = 0; i < r_.timeline.size(); ++i) r_.timeline[i].time_ns = i * r_.timeline_step_ns;
+        return std::move(r_);
+    }
+
+private:
+    site_stats& site(std::uint32_t id) {
+        if (id >= sites_.size()) {
+            std::size_t old = sites_.size();
+            sites_.resize(std::max<std::size_t>(id + 1, sites_.size() * 2));
+            live_by_site_.resize(sites_.size());
+            peak_by_site_.resize(sites_.size());
+            in_dirty_.resize(sites_.size());
+            for (std::size_t i = old; i < sites_.size(); ++i) sites_[i].stack = static_cast<std::uint32_t>(i);
+        }
+        return sites_[id];
+    }
+    thread_stats& thread(std::uint32_t id) {
+        if (id >= threads_.size()) {
+            std::size_t old = threads_.size();
+            threads_.resize(id + 1);
+            last_alloc_.resize(id + 1, ~std::uint64_t{0});
+            for (std::size_t i = old; i < threads_.size(); ++i) threads_[i].thread = static_cast<std::uint32_t>(i);
+        }
+        return threads_[id];
+    }
+
+    // Site live bytes change: remember the site so its value can be captured at a new peak.
+    void touch(std::uint32_t id) {
+        if (!in_dirty_[id]) {
+            in_dirty_[id] = true;
+            dirty_.push_back(id);
+        }
+    }
+    void new_peak(std::uint64_t time) {
+        r_.peak_live_bytes = live_bytes_;
+        r_.peak_time_ns = time;
+        for (std::uint32_t id : dirty_) {
+            peak_by_site_[id] = live_by_site_[id];
+            in_dirty_[id] = false;
+        }
+        dirty_.clear();
+    }
+
+    void allocate(const event& e, thread_stats& t, std::uint64_t dur) {
+        if (e.ptr == 0) {
+            ++r_.failed;
+            return;
+        }
+        ++r_.allocations;
+        r_.bytes_allocated += e.size;
+        r_.sizes.add(e.size);
+        ++t.allocations;
+        t.bytes_allocated += e.size;
+        site_stats& s = site(e.stack);
+        ++s.calls;
+        s.bytes += e.size;
+        s.time_ns += dur;
+        std::uint64_t seq = alloc_seq_++;
+        last_alloc_[e.thread] = seq;
+        live_.insert({e.ptr, e.size, e.time_ns, seq, e.stack, e.thread});
+        live_bytes_ += e.size;
+        live_by_site_[e.stack] += e.size;
+        touch(e.stack);
+        if (live_bytes_ > r_.peak_live_bytes) new_peak(e.time_ns);
+        ++interval_allocs_;
+    }
+
+    void release(const event& e, thread_stats& t, std::uint64_t dur, std::uint64_t ptr = 0) {
+        if (ptr == 0) ptr = e.ptr;
+        if (ptr == 0) return;
+        live_block b{};
+        if (!live_.take(ptr, b)) {
+            ++r_.unknown_frees;
+            return;
+        }
+        ++r_.deallocations;
+        ++t.deallocations;
+        t.bytes_freed += b.size;
+        r_.lifetimes_ns.add(e.time_ns - std::min(e.time_ns, b.time));
+        r_.lifetimes_allocs.add(alloc_seq_ - b.seq - 1);
+        site_stats& s = site(b.stack);
+        s.time_ns += dur;
+        if (b.thread != e.thread) {
+            ++r_.cross_thread_frees;
+            r_.cross_thread_bytes += b.size;
+            ++s.cross_thread_frees;
+        } else if (last_alloc_[e.thread] == b.seq) {
+            ++r_.temporaries;
+            ++s.temporaries;
+        }
+        live_bytes_ -= b.size;
+        live_by_site_[b.stack] -= b.size;
+        touch(b.stack);
+    }
+
+    void note_timeline(std::uint64_t time) {
+        while (time / r_.timeline_step_ns >= r_.timeline.size()) {  // halve the resolution
+            auto& tl = r_.timeline;
+            for (std::size_t i = 0; i < tl.size() / 2; ++i) {
+                tl[i].live_bytes = std::max(tl[2 * i].live_bytes, tl[2 * i + 1].live_bytes);
+                tl[i].allocations = tl[2 * i].allocations + tl[2 * i + 1].allocations;
+            }
+            for (std::size_t i = tl.size() / 2; i < tl.size(); ++i) tl[i] = {};
+            r_.timeline_step_ns *= 2;
+        }
+        auto& p = r_.timeline[time / r_.timeline_step_ns];
+        p.live_bytes = std::max(p.live_bytes, live_bytes_);
+        p.allocations += interval_allocs_;
+        interval_allocs_ = 0;
+    }
+
+    const trace_reader* reader_;
+    report_data r_;
+    live_map live_;
+    std::vector<site_stats> sites_;
+    std::vector<std::uint64_t> live_by_site_, peak_by_site_;
+    std::vector<bool> in_dirty_;
+    std::vector<std::uint32_t> dirty_;
+    std::vector<thread_stats> threads_;
+    std::vector<std::uint64_t> last_alloc_;
+    std::uint64_t live_bytes_ = 0;
+    std::uint64_t alloc_seq_ = 0;
+    std::uint64_t interval_allocs_ = 0;
+};
+
+}  // namespace
+
+report_data analyze_events(event_source& source, const report_options& opts) {
+    source.rewind();
+    analyzer a(opts, dynamic_cast<const trace_reader*>(&source));
+    event e;
+    while (source.next(e)) a.on_event(e);
+    return a.finish();
+}
+
+std::vector<site_stats> top_sites(const report_data& r, site_order by, std::size_t n) {
+    auto key = [by](const site_stats& s) {
+        switch (by) {
+            case site_order::calls: return s.calls;
+            case site_order::bytes: return s.bytes;
+            case site_order::peak: return s.peak_bytes;
+            case site_order::time: return s.time_ns;
+            case site_order::leaked: return s.live_bytes;
+        }
+        return s.calls;
+    };
+    std::vector<site_stats> out;
+    for (const auto& s : r.sites) {
+        if (key(s) != 0) out.push_back(s);
+    }
+    std::sort(out.begin(), out.end(), [&](const site_stats& a, const site_stats& b) {
+        return key(a) != key(b) ? key(a) > key(b) : a.stack < b.stack;
+    });
+    if (out.size() > n) out.resize(n);
+    return out;
+}
+
+}  // namespace rtmem::analyze

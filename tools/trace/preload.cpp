@@ -1,0 +1,377 @@
+// The interposed entry points of librtmem-trace.so: the malloc family, every operator
+// new/delete form under its mangled name (so new and malloc stay apart), _exit and exec.
+// Each forwards to the next definition and records the call, unless this thread is already
+// inside the library (then it only forwards) or the real functions are still being resolved
+// (then the bootstrap buffer serves it).
+#include <errno.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdint>
+#include <cstring>
+#include <new>
+
+#include "recorder.hpp"
+
+#define RTMEM_EXPORT extern "C" __attribute__((visibility("default")))
+
+using namespace rtmem::trace;
+
+namespace {
+
+std::size_t page_size() noexcept {
+    static const std::size_t size = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    return size;
+}
+
+// Calls `call` (returning the new pointer) and records it as an allocation.
+template <class Call>
+void* traced_alloc(op kind, std::size_t size, std::size_t align, Call call) {
+    guard_scope g;
+    std::uint64_t t0 = now_ns();
+    void* p = call();
+    std::uint64_t t1 = now_ns();
+    record(kind, size, align, p, nullptr, t1, t1 - t0, p == nullptr);
+    return p;
+}
+
+// Records a deallocation before it happens (a block freed here may be handed out again by
+// another thread at once; its allocation must not appear before this free).
+template <class Call>
+void traced_free(op kind, void* p, std::size_t size, std::size_t align, Call call) {
+    guard_scope g;
+    std::uint64_t t0 = now_ns();
+    call();
+    std::uint64_t t1 = now_ns();
+    record(kind, size, align, p, nullptr, t0, t1 - t0, false);
+}
+
+bool passthrough() noexcept { return tl_guard > 0 || !ensure_ready() || !recording(); }
+
+}  // namespace
+
+// ---- malloc family ------------------------------------------------------------------------------
+
+RTMEM_EXPORT void* malloc(std::size_t n) {
+    if (!real_resolved() && !ensure_ready()) return bootstrap_alloc(n, 16);
+    if (passthrough()) return real_resolved() ? real.malloc(n) : bootstrap_alloc(n, 16);
+    return traced_alloc(op::malloc, n, 0, [&] { return real.malloc(n); });
+}
+
+RTMEM_EXPORT void* calloc(std::size_t n, std::size_t m) {
+    std::size_t total = 0;
+    bool overflow = __builtin_mul_overflow(n, m, &total);
+    if (!real_resolved() && !ensure_ready()) {
+        if (overflow) return nullptr;
+        void* p = bootstrap_alloc(total, 16);
+        if (p != nullptr) std::memset(p, 0, total);
+        return p;
+    }
+    if (passthrough()) {
+        if (real_resolved()) return real.calloc(n, m);
+        void* p = overflow ? nullptr : bootstrap_alloc(total, 16);
+        if (p != nullptr) std::memset(p, 0, total);
+        return p;
+    }
+    return traced_alloc(op::calloc, overflow ? ~std::uint64_t{0} : total, 0,
+                        [&] { return real.calloc(n, m); });
+}
+
+RTMEM_EXPORT void free(void* p) {
+    if (p == nullptr || is_bootstrap(p)) return;
+    if (passthrough()) {
+        if (real_resolved()) real.free(p);
+        return;
+    }
+    traced_free(op::free, p, 0, 0, [&] { real.free(p); });
+}
+
+RTMEM_EXPORT void* realloc(void* old, std::size_t n) {
+    if (old != nullptr && is_bootstrap(old)) {  // move out of the bootstrap buffer
+        void* p = malloc(n);
+        if (p != nullptr) {
+            std::size_t s = bootstrap_size(old);
+            std::memcpy(p, old, s < n ? s : n);
+        }
+        return p;
+    }
+    if (!real_resolved() && !ensure_ready()) return bootstrap_alloc(n, 16);
+    if (passthrough()) return real_resolved() ? real.realloc(old, n) : bootstrap_alloc(n, 16);
+    guard_scope g;
+    std::uint64_t t0 = now_ns();
+    void* p = real.realloc(old, n);
+    std::uint64_t t1 = now_ns();
+    bool failed = p == nullptr && n != 0;
+    record(op::realloc, n, 0, p, old, t1, t1 - t0, failed);
+    return p;
+}
+
+RTMEM_EXPORT void* reallocarray(void* old, std::size_t n, std::size_t m) {
+    std::size_t total = 0;
+    if (__builtin_mul_overflow(n, m, &total)) {
+        errno = ENOMEM;
+        return nullptr;
+    }
+    return realloc(old, total);
+}
+
+RTMEM_EXPORT void* memalign(std::size_t align, std::size_t n) {
+    if (!real_resolved() && !ensure_ready()) return bootstrap_alloc(n, align);
+    if (passthrough()) return real_resolved() ? real.memalign(align, n) : bootstrap_alloc(n, align);
+    return traced_alloc(op::aligned_alloc, n, align, [&] { return real.memalign(align, n); });
+}
+
+RTMEM_EXPORT void* aligned_alloc(std::size_t align, std::size_t n) {
+    if (!real_resolved() && !ensure_ready()) return bootstrap_alloc(n, align);
+    if (passthrough()) {
+        return real_resolved() ? real.aligned_alloc(align, n) : bootstrap_alloc(n, align);
+    }
+    return traced_alloc(op::aligned_alloc, n, align, [&] { return real.aligned_alloc(align, n); });
+}
+
+RTMEM_EXPORT int posix_memalign(void** out, std::size_t align, std::size_t n) {
+    if (!real_resolved() && !ensure_ready()) {
+        *out = bootstrap_alloc(n, align);
+        return *out != nullptr ? 0 : ENOMEM;
+    }
+    if (passthrough()) {
+        if (real_resolved()) return real.posix_memalign(out, align, n);
+        *out = bootstrap_alloc(n, align);
+        return *out != nullptr ? 0 : ENOMEM;
+    }
+    int rc = 0;
+    traced_alloc(op::aligned_alloc, n, align, [&]() -> void* {
+        rc = real.posix_memalign(out, align, n);
+        return rc == 0 ? *out : nullptr;
+    });
+    return rc;
+}
+
+RTMEM_EXPORT void* valloc(std::size_t n) {
+    if (!real_resolved() && !ensure_ready()) return bootstrap_alloc(n, page_size());
+    if (passthrough()) return real_resolved() ? real.valloc(n) : bootstrap_alloc(n, page_size());
+    return traced_alloc(op::malloc, n, page_size(), [&] { return real.valloc(n); });
+}
+
+RTMEM_EXPORT void* pvalloc(std::size_t n) {
+    if (!real_resolved() && !ensure_ready()) return bootstrap_alloc(n, page_size());
+    if (passthrough()) return real_resolved() ? real.pvalloc(n) : bootstrap_alloc(n, page_size());
+    return traced_alloc(op::malloc, n, page_size(), [&] { return real.pvalloc(n); });
+}
+
+RTMEM_EXPORT std::size_t malloc_usable_size(void* p) {
+    if (p == nullptr) return 0;
+    if (is_bootstrap(p)) return bootstrap_size(p);
+    if (!real_resolved()) ensure_ready();
+    return real.malloc_usable_size != nullptr ? real.malloc_usable_size(p) : 0;
+}
+
+// ---- operator new / delete ---------------------------------------------------------------------
+// Forwarded to the next operator new (libstdc++: new_handler loop, bad_alloc); the malloc it
+// calls inside passes through unrecorded because the guard is held.
+
+namespace {
+
+void* fallback_new(std::size_t n, std::size_t align, bool nothrow) {
+    for (;;) {
+        void* p = align > 16 ? real.aligned_alloc(align, (n + align - 1) & ~(align - 1))
+                             : real.malloc(n == 0 ? 1 : n);
+        if (p != nullptr) return p;
+        std::new_handler h = std::get_new_handler();
+        if (h == nullptr) {
+            if (nothrow) return nullptr;
+            throw std::bad_alloc();
+        }
+        h();
+    }
+}
+
+template <class Real, class... Args>
+void* new_impl(op kind, std::size_t n, std::size_t align, bool nothrow, Real fn, Args... args) {
+    if (!real_resolved()) ensure_ready();
+    if (tl_guard > 0 || !recording()) {
+        return fn != nullptr ? fn(n, args...) : fallback_new(n, align, nothrow);
+    }
+    guard_scope g;
+    std::uint64_t t0 = now_ns();
+    void* p = fn != nullptr ? fn(n, args...) : fallback_new(n, align, nothrow);  // may throw
+    std::uint64_t t1 = now_ns();
+    record(kind, n, align, p, nullptr, t1, t1 - t0, p == nullptr);
+    return p;
+}
+
+template <class Real, class... Args>
+void delete_impl(op kind, void* p, std::size_t size, std::size_t align, Real fn, Args... args) {
+    if (p == nullptr) return;
+    if (is_bootstrap(p)) return;
+    auto call = [&] {
+        if (fn != nullptr) {
+            fn(p, args...);
+        } else {
+            real.free(p);
+        }
+    };
+    if (tl_guard > 0 || !recording()) {
+        call();
+        return;
+    }
+    traced_free(kind, p, size, align, call);
+}
+
+constexpr std::size_t as_size(std::align_val_t a) noexcept { return static_cast<std::size_t>(a); }
+
+}  // namespace
+
+RTMEM_EXPORT void* _Znwm(std::size_t n) {
+    return new_impl(op::new_scalar, n, 0, false, real.new_scalar);
+}
+RTMEM_EXPORT void* _Znam(std::size_t n) {
+    return new_impl(op::new_array, n, 0, false, real.new_array);
+}
+RTMEM_EXPORT void* _ZnwmRKSt9nothrow_t(std::size_t n, const std::nothrow_t& t) noexcept {
+    try {
+        return new_impl(op::new_scalar, n, 0, true, real.new_scalar_nothrow, t);
+    } catch (...) {
+        return nullptr;
+    }
+}
+RTMEM_EXPORT void* _ZnamRKSt9nothrow_t(std::size_t n, const std::nothrow_t& t) noexcept {
+    try {
+        return new_impl(op::new_array, n, 0, true, real.new_array_nothrow, t);
+    } catch (...) {
+        return nullptr;
+    }
+}
+RTMEM_EXPORT void* _ZnwmSt11align_val_t(std::size_t n, std::align_val_t a) {
+    return new_impl(op::new_scalar, n, as_size(a), false, real.new_scalar_aligned, a);
+}
+RTMEM_EXPORT void* _ZnamSt11align_val_t(std::size_t n, std::align_val_t a) {
+    return new_impl(op::new_array, n, as_size(a), false, real.new_array_aligned, a);
+}
+RTMEM_EXPORT void* _ZnwmSt11align_val_tRKSt9nothrow_t(std::size_t n, std::align_val_t a,
+                                                       const std::nothrow_t& t) noexcept {
+    try {
+        return new_impl(op::new_scalar, n, as_size(a), true, real.new_scalar_aligned_nothrow, a,
+                        t);
+    } catch (...) {
+        return nullptr;
+    }
+}
+RTMEM_EXPORT void* _ZnamSt11align_val_tRKSt9nothrow_t(std::size_t n, std::align_val_t a,
+                                                       const std::nothrow_t& t) noexcept {
+    try {
+        return new_impl(op::new_array, n, as_size(a), true, real.new_array_aligned_nothrow, a,
+                        t);
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+RTMEM_EXPORT void _ZdlPv(void* p) noexcept {
+    delete_impl(op::delete_scalar, p, 0, 0, real.delete_scalar);
+}
+RTMEM_EXPORT void _ZdaPv(void* p) noexcept {
+    delete_impl(op::delete_array, p, 0, 0, real.delete_array);
+}
+RTMEM_EXPORT void _ZdlPvm(void* p, std::size_t n) noexcept {
+    delete_impl(op::delete_scalar, p, n, 0, real.delete_scalar);
+}
+RTMEM_EXPORT void _ZdaPvm(void* p, std::size_t n) noexcept {
+    delete_impl(op::delete_array, p, n, 0, real.delete_array);
+}
+RTMEM_EXPORT void _ZdlPvRKSt9nothrow_t(void* p, const std::nothrow_t&) noexcept {
+    delete_impl(op::delete_scalar, p, 0, 0, real.delete_scalar);
+}
+RTMEM_EXPORT void _ZdaPvRKSt9nothrow_t(void* p, const std::nothrow_t&) noexcept {
+    delete_impl(op::delete_array, p, 0, 0, real.delete_array);
+}
+RTMEM_EXPORT void _ZdlPvSt11align_val_t(void* p, std::align_val_t a) noexcept {
+    delete_impl(op::delete_scalar, p, 0, as_size(a), real.delete_scalar_aligned, a);
+}
+RTMEM_EXPORT void _ZdaPvSt11align_val_t(void* p, std::align_val_t a) noexcept {
+    delete_impl(op::delete_array, p, 0, as_size(a), real.delete_array_aligned, a);
+}
+RTMEM_EXPORT void _ZdlPvmSt11align_val_t(void* p, std::size_t n, std::align_val_t a) noexcept {
+    delete_impl(op::delete_scalar, p, n, as_size(a), real.delete_scalar_aligned, a);
+}
+RTMEM_EXPORT void _ZdaPvmSt11align_val_t(void* p, std::size_t n, std::align_val_t a) noexcept {
+    delete_impl(op::delete_array, p, n, as_size(a), real.delete_array_aligned, a);
+}
+RTMEM_EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void* p, std::align_val_t a,
+                                                      const std::nothrow_t&) noexcept {
+    delete_impl(op::delete_scalar, p, 0, as_size(a), real.delete_scalar_aligned, a);
+}
+RTMEM_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void* p, std::align_val_t a,
+                                                      const std::nothrow_t&) noexcept {
+    delete_impl(op::delete_array, p, 0, as_size(a), real.delete_array_aligned, a);
+}
+
+// ---- process end and image replacement -----------------------------------------------------------
+
+RTMEM_EXPORT void _exit(int status) {
+    if (!real_resolved()) ensure_ready();
+    finish_quick_exit();
+    if (real.exit_now != nullptr) real.exit_now(status);
+    __builtin_trap();
+}
+RTMEM_EXPORT void _Exit(int status) { _exit(status); }
+
+RTMEM_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
+    if (!real_resolved()) ensure_ready();
+    finish_before_exec();
+    return real.execve(path, argv, envp);
+}
+RTMEM_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
+    if (!real_resolved()) ensure_ready();
+    finish_before_exec();
+    return real.execvpe(file, argv, envp);
+}
+RTMEM_EXPORT int execv(const char* path, char* const argv[]) { return execve(path, argv, environ); }
+RTMEM_EXPORT int execvp(const char* file, char* const argv[]) {
+    return execvpe(file, argv, environ);
+}
+RTMEM_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) {
+    if (!real_resolved()) ensure_ready();
+    finish_before_exec();
+    return real.fexecve(fd, argv, envp);
+}
+
+namespace {
+// execl/execlp/execle: collect the variadic arguments (bounded, on the stack).
+constexpr int max_exec_args = 4096;
+}  // namespace
+
+RTMEM_EXPORT int execl(const char* path, const char* arg, ...) {
+    const char* argv[max_exec_args];
+    int n = 0;
+    argv[n++] = arg;
+    va_list ap;
+    va_start(ap, arg);
+    while (argv[n - 1] != nullptr && n < max_exec_args) argv[n++] = va_arg(ap, const char*);
+    va_end(ap);
+    argv[max_exec_args - 1] = nullptr;
+    return execve(path, const_cast<char* const*>(argv), environ);
+}
+RTMEM_EXPORT int execlp(const char* file, const char* arg, ...) {
+    const char* argv[max_exec_args];
+    int n = 0;
+    argv[n++] = arg;
+    va_list ap;
+    va_start(ap, arg);
+    while (argv[n - 1] != nullptr && n < max_exec_args) argv[n++] = va_arg(ap, const char*);
+    va_end(ap);
+    argv[max_exec_args - 1] = nullptr;
+    return execvpe(file, const_cast<char* const*>(argv), environ);
+}
+RTMEM_EXPORT int execle(const char* path, const char* arg, ...) {
+    const char* argv[max_exec_args];
+    int n = 0;
+    argv[n++] = arg;
+    va_list ap;
+    va_start(ap, arg);
+    while (argv[n - 1] != nullptr && n < max_exec_args) argv[n++] = va_arg(ap, const char*);
+    char* const* envp = va_arg(ap, char* const*);
+    va_end(ap);
+    argv[max_exec_args - 1] = nullptr;
+    return execve(path, const_cast<char* const*>(argv), envp);
+}

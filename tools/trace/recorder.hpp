@@ -1,0 +1,77 @@
+// Internals of librtmem-trace.so: the real allocator entry points, the per-thread recursion
+// guard and the recorder (per-thread event buffers, stack table, module map, file writer).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <new>
+
+#include "rtmem/analyze/event.hpp"
+
+namespace rtmem::trace {
+
+using analyze::op;
+
+/// The next definitions of the interposed functions (glibc's, or another preloaded malloc).
+struct real_functions {
+    void* (*malloc)(std::size_t);
+    void* (*calloc)(std::size_t, std::size_t);
+    void* (*realloc)(void*, std::size_t);
+    void (*free)(void*);
+    void* (*memalign)(std::size_t, std::size_t);
+    int (*posix_memalign)(void**, std::size_t, std::size_t);
+    void* (*aligned_alloc)(std::size_t, std::size_t);
+    void* (*valloc)(std::size_t);
+    void* (*pvalloc)(std::size_t);
+    std::size_t (*malloc_usable_size)(void*);
+    void* (*new_scalar)(std::size_t);
+    void* (*new_array)(std::size_t);
+    void* (*new_scalar_nothrow)(std::size_t, const std::nothrow_t&);
+    void* (*new_array_nothrow)(std::size_t, const std::nothrow_t&);
+    void* (*new_scalar_aligned)(std::size_t, std::align_val_t);
+    void* (*new_array_aligned)(std::size_t, std::align_val_t);
+    void* (*new_scalar_aligned_nothrow)(std::size_t, std::align_val_t, const std::nothrow_t&);
+    void* (*new_array_aligned_nothrow)(std::size_t, std::align_val_t, const std::nothrow_t&);
+    void (*delete_scalar)(void*);
+    void (*delete_array)(void*);
+    void (*delete_scalar_aligned)(void*, std::align_val_t);
+    void (*delete_array_aligned)(void*, std::align_val_t);
+    void (*exit_now)(int);  ///< _exit
+    int (*execve)(const char*, char* const[], char* const[]);
+    int (*execvpe)(const char*, char* const[], char* const[]);
+    int (*fexecve)(int, char* const[], char* const[]);
+};
+extern real_functions real;
+
+/// >0 while this thread runs inside the library: nested allocations pass straight through.
+extern thread_local int tl_guard;
+
+struct guard_scope {
+    guard_scope() noexcept { ++tl_guard; }
+    ~guard_scope() { --tl_guard; }
+    guard_scope(const guard_scope&) = delete;
+    guard_scope& operator=(const guard_scope&) = delete;
+};
+
+/// True once real functions are resolved and recording is on.
+bool recording() noexcept;
+/// Resolves the real functions and opens the trace on first use; false while resolving
+/// (the caller then serves the request from the bootstrap buffer).
+bool ensure_ready() noexcept;
+[[nodiscard]] bool real_resolved() noexcept;
+
+std::uint64_t now_ns() noexcept;
+
+/// Records one call; `time` is when it took effect, `duration` the ns spent in `real`.
+void record(op kind, std::uint64_t size, std::size_t align, const void* ptr, const void* old_ptr,
+            std::uint64_t time, std::uint64_t duration, bool failed) noexcept;
+
+/// Flushes every buffer and writes the end chunk (exec: the image is about to be replaced).
+void finish_before_exec() noexcept;
+void finish_quick_exit() noexcept;
+
+// Bootstrap buffer: serves allocations made while dlsym resolves the real functions.
+void* bootstrap_alloc(std::size_t size, std::size_t align) noexcept;
+bool is_bootstrap(const void* p) noexcept;
+std::size_t bootstrap_size(const void* p) noexcept;
+
+}  // namespace rtmem::trace
