@@ -95,5 +95,6 @@ TEST(ReplayDemo, DISABLED_Print) {
     const auto prog = compile_replay(m.trace, sites);
     replay_options o;
     const auto r = replay(prog, &a, o);
-    std::printf("%s\n%s", format_text(a, address_namer(sites)).c_str(), format_replay_text(r, address_namer(sites)).c_str());
+    std::printf("%s\n%s", format_text(a, address_namer(sites)).c_str(),
+                format_replay_text(r, address_namer(sites)).c_str());
 }

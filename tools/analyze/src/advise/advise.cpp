@@ -17,7 +17,7 @@ std::string with_commas(std::uint64_t v) {
     return out;
 }
 
-std::string human_bytes(std::uint64_t bytes) {
+std::string advice_bytes(std::uint64_t bytes) {
     char buf[32];
     const double b = static_cast<double>(bytes);
     if (bytes < 1024)
@@ -31,7 +31,7 @@ std::string human_bytes(std::uint64_t bytes) {
     return buf;
 }
 
-std::string human_ns(double ns) {
+std::string advice_ns(double ns) {
     char buf[32];
     const double a = std::fabs(ns);
     if (a < 1e3)
@@ -77,14 +77,14 @@ std::string common_evidence(const site_profile& p) {
     else
         s += ", " + with_commas(p.min_size) + ".." + with_commas(p.max_size) + " B";
     s += ", max live " + with_commas(p.max_live_count) + " blocks / " +
-         human_bytes(p.max_live_bytes);
+         advice_bytes(p.max_live_bytes);
     if (p.multi_thread) s += ", several threads";
     return s;
 }
 
 }  // namespace
 
-recommendation recommend(const site_profile& p, const cost_model& cost) {
+recommendation recommend(const site_profile& p, const cost_model& cost, double pool_headroom) {
     recommendation r;
     r.site = p.site;
     r.cls = p.cls;
@@ -96,8 +96,9 @@ recommendation recommend(const site_profile& p, const cost_model& cost) {
     switch (p.cls) {
         case site_class::stack: {
             r.allocator = "stack_allocator";
-            r.capacity_bytes = round_up(p.max_live_bump, 4096);
-            r.config = human_bytes(r.capacity_bytes) + (p.multi_thread ? " per thread" : "") +
+            // 32 B per live block for the allocator's header and alignment padding
+            r.capacity_bytes = round_up(p.max_live_bump + 32 * p.max_live_count, 4096);
+            r.config = advice_bytes(r.capacity_bytes) + (p.multi_thread ? " per thread" : "") +
                        " (peak depth " + with_commas(p.max_live_count) + " blocks)";
             r.evidence +=
                 "; " + percent(p.lifo_fraction()) + " of frees were the thread's most recent block";
@@ -116,12 +117,12 @@ recommendation recommend(const site_profile& p, const cost_model& cost) {
         case site_class::linear: {
             r.allocator = "linear_allocator";
             r.capacity_bytes = round_up(p.bump_peak, 4096);
-            r.config = human_bytes(r.capacity_bytes) + ", reset() after each bulk free (" +
+            r.config = advice_bytes(r.capacity_bytes) + ", reset() after each bulk free (" +
                        with_commas(p.drains) + " times)";
             r.evidence += "; " + percent(p.bulk_fraction()) + " of frees in " +
                           with_commas(p.bulk_runs) + " bulk runs of " + fixed(p.mean_bulk_run()) +
-                          " on average; a bump allocator holds " + human_bytes(p.bump_peak) +
-                          " at most for " + human_bytes(p.max_live_bytes) + " live (" +
+                          " on average; a bump allocator holds " + advice_bytes(p.bump_peak) +
+                          " at most for " + advice_bytes(p.max_live_bytes) + " live (" +
                           percent(p.linear_efficiency()) + " used: linear good)";
             r.sketch =
                 "rtmem::linear_allocator site_arena{" + size_expr(r.capacity_bytes) +
@@ -141,7 +142,7 @@ recommendation recommend(const site_profile& p, const cost_model& cost) {
             r.block_align = std::max<std::uint64_t>(p.max_align, p.max_size >= 16 ? 16 : 8);
             r.block_size = round_up(p.max_size, r.block_align);
             r.capacity_blocks = static_cast<std::uint64_t>(
-                std::ceil(static_cast<double>(p.max_live_count) * (1.0 + 0.0)));
+                std::ceil(static_cast<double>(p.max_live_count) * (1.0 + pool_headroom)));
             r.capacity_bytes = r.block_size * r.capacity_blocks;
             r.config = "block " + with_commas(r.block_size) + " B, capacity " +
                        with_commas(r.capacity_blocks);
@@ -167,9 +168,9 @@ recommendation recommend(const site_profile& p, const cost_model& cost) {
             r.frames = std::max<std::uint32_t>(p.frame_span, 1);
             r.allocator = "frame_allocator<" + std::to_string(r.frames) + ">";
             r.capacity_bytes = round_up(p.frame_peak_bytes, 4096);
-            r.config = human_bytes(r.capacity_bytes) + " per frame";
+            r.config = advice_bytes(r.capacity_bytes) + " per frame";
             if (p.period_detected) {
-                r.evidence += "; drained every " + human_ns(p.period_ns) +
+                r.evidence += "; drained every " + advice_ns(p.period_ns) +
                               " (period detected, variation " + percent(p.period_cv) + ")";
             } else {
                 r.evidence += "; " + percent(p.frame_fraction()) + " of blocks freed within " +
@@ -191,8 +192,8 @@ recommendation recommend(const site_profile& p, const cost_model& cost) {
         case site_class::long_lived: {
             r.allocator = "arena";
             r.capacity_bytes = round_up(std::min<std::uint64_t>(p.bump_peak, 1024 * 1024), 4096);
-            r.config = "chunks of " + human_bytes(r.capacity_bytes) + ", never rewound (" +
-                       human_bytes(p.max_live_bytes) + " live at peak)";
+            r.config = "chunks of " + advice_bytes(r.capacity_bytes) + ", never rewound (" +
+                       advice_bytes(p.max_live_bytes) + " live at peak)";
             r.evidence += "; " + percent(p.long_lived_fraction()) + " of blocks live to the end (" +
                           with_commas(p.live_at_end) + " never freed)";
             r.sketch = "static rtmem::arena permanent{" + size_expr(r.capacity_bytes) +
@@ -208,12 +209,12 @@ recommendation recommend(const site_profile& p, const cost_model& cost) {
             r.allocator = "tlsf_allocator";
             r.capacity_bytes = round_up(p.max_live_bump * 2, 64 * 1024);
             r.config =
-                "pool of " + human_bytes(r.capacity_bytes) + " (only for a bounded worst case)";
+                "pool of " + advice_bytes(r.capacity_bytes) + " (only for a bounded worst case)";
             if (p.allocations < 8) r.evidence += "; too few allocations to classify";
             if (p.linear_bad) {
                 r.evidence += "; bulk freed (" + percent(p.bulk_fraction()) +
-                              ") but a bump allocator would hold " + human_bytes(p.bump_peak) +
-                              " for " + human_bytes(p.max_live_bytes) + " live (linear bad)";
+                              ") but a bump allocator would hold " + advice_bytes(p.bump_peak) +
+                              " for " + advice_bytes(p.max_live_bytes) + " live (linear bad)";
             }
             r.sketch = "rtmem::tlsf_allocator site_tlsf{" + size_expr(r.capacity_bytes) +
                        "};   // O(1), no speed-up over malloc expected";
@@ -226,10 +227,35 @@ recommendation recommend(const site_profile& p, const cost_model& cost) {
     return r;
 }
 
+bool set_cost(cost_model& c, std::string_view name, double value) noexcept {
+    struct field {
+        std::string_view name;
+        double cost_model::*member;
+    };
+    static constexpr field fields[] = {
+        {"malloc_ns", &cost_model::malloc_ns},
+        {"free_ns", &cost_model::free_ns},
+        {"bump_ns", &cost_model::bump_ns},
+        {"stack_ns", &cost_model::stack_ns},
+        {"stack_free_ns", &cost_model::stack_free_ns},
+        {"pool_ns", &cost_model::pool_ns},
+        {"pool_free_ns", &cost_model::pool_free_ns},
+        {"tlsf_ns", &cost_model::tlsf_ns},
+        {"tlsf_free_ns", &cost_model::tlsf_free_ns},
+    };
+    for (const auto& f : fields) {
+        if (f.name == name) {
+            c.*f.member = value;
+            return true;
+        }
+    }
+    return false;
+}
+
 advice advise(classification c, const cost_model& cost) {
     advice a;
     for (const auto& p : c.sites) {
-        a.ranked.push_back(recommend(p, cost));
+        a.ranked.push_back(recommend(p, cost, c.limits.pool_headroom));
         a.baseline_ns += a.ranked.back().baseline_ns;
         if (p.cls != site_class::general) a.saved_ns += a.ranked.back().saved_ns();
     }

@@ -117,8 +117,8 @@ std::string format_text(const advice& a, const site_namer& name, const format_op
                       with_commas(c.allocations) + " allocations, " + with_commas(c.frees) +
                       " frees, " + with_commas(c.frames) + " frame markers, " +
                       std::to_string(c.sites.size()) + " sites (" + summary_line(a) + ")\n";
-    out += "Estimated allocator time " + human_ns(a.baseline_ns) +
-           "; the advised sites would save " + human_ns(a.saved_ns) + " (" +
+    out += "Estimated allocator time " + advice_ns(a.baseline_ns) +
+           "; the advised sites would save " + advice_ns(a.saved_ns) + " (" +
            num(a.baseline_ns > 0 ? 100.0 * a.saved_ns / a.baseline_ns : 0.0) +
            "%) by the cost model; `rtmem replay` measures it.\n\n";
     std::size_t config_width = 16, n = 0;
@@ -138,7 +138,7 @@ std::string format_text(const advice& a, const site_namer& name, const format_op
         std::snprintf(idx, sizeof idx, "%2zu", n);
         out += std::string(idx) + "  " + pad(std::string(to_string(r.cls)), 11) +
                pad(r.allocator, 20) + pad(r.config, config_width) + pad(with_commas(r.calls), 12) +
-               pad(human_ns(r.saved_ns()), 10) + name(r.site) + "\n";
+               pad(advice_ns(r.saved_ns()), 10) + name(r.site) + "\n";
     }
     if (n == 0) out += "    (no site fits an rtmem allocator better than malloc)\n";
     n = 0;
@@ -151,7 +151,7 @@ std::string format_text(const advice& a, const site_namer& name, const format_op
                "\n   evidence: " + r.evidence + "\n";
         out += "   expected: " + with_commas(r.calls_saved) + " calls no longer reach malloc/free";
         if (r.frees_removed) out += " (" + with_commas(r.frees_removed) + " frees become no-ops)";
-        out += "; " + human_ns(r.baseline_ns) + " -> " + human_ns(r.advised_ns) + "\n";
+        out += "; " + advice_ns(r.baseline_ns) + " -> " + advice_ns(r.advised_ns) + "\n";
         out += "   sketch:\n" + indent(r.sketch, "     ") + "\n";
     }
     return out;
@@ -232,17 +232,17 @@ std::string format_json(const advice& a, const site_namer& name) {
 }
 
 std::string format_html(const advice& a, const site_namer& name, const format_options& o) {
-    std::string out = "<section id=\"advice\"><h2>Allocation advice</h2>\n<p>" +
-                      with_commas(a.result.allocations) + " allocations in " +
-                      std::to_string(a.result.sites.size()) + " sites (" +
-                      html_escape(summary_line(a)) + "). Estimated allocator time " +
-                      human_ns(a.baseline_ns) + "; the advised sites would save " +
-                      human_ns(a.saved_ns) +
-                      " (cost model; <code>rtmem replay</code> measures it).</p>\n"
-                      "<table "
-                      "class=\"advice\"><thead><tr><th>#</th><th>class</th><th>allocator</"
-                      "th><th>configuration</th>"
-                      "<th>calls</th><th>saved</th><th>site</th></tr></thead><tbody>\n";
+    std::string out =
+        std::string(o.wrap ? "<section id=\"advice\"><h2>Allocation advice</h2>\n" : "") + "<p>" +
+        with_commas(a.result.allocations) + " allocations in " +
+        std::to_string(a.result.sites.size()) + " sites (" + html_escape(summary_line(a)) +
+        "). Estimated allocator time " + advice_ns(a.baseline_ns) +
+        "; the advised sites would save " + advice_ns(a.saved_ns) +
+        " (cost model; <code>rtmem replay</code> measures it).</p>\n"
+        "<table "
+        "class=\"advice\"><thead><tr><th>#</th><th>class</th><th>allocator</"
+        "th><th>configuration</th>"
+        "<th>calls</th><th>saved</th><th>site</th></tr></thead><tbody>\n";
     std::size_t n = 0;
     for (const auto& r : a.ranked) {
         if (!listed(r, o)) continue;
@@ -251,7 +251,7 @@ std::string format_html(const advice& a, const site_namer& name, const format_op
         out += "<tr><td>" + std::to_string(n) + "</td><td>" + std::string(to_string(r.cls)) +
                "</td><td><code>" + html_escape(r.allocator) + "</code></td><td>" +
                html_escape(r.config) + "</td><td>" + with_commas(r.calls) + "</td><td data-ns=\"" +
-               num(r.saved_ns()) + "\">" + human_ns(r.saved_ns()) + "</td><td>" +
+               num(r.saved_ns()) + "\">" + advice_ns(r.saved_ns()) + "</td><td>" +
                html_escape(name(r.site)) + "</td></tr>\n";
     }
     out += "</tbody></table>\n";
@@ -264,7 +264,7 @@ std::string format_html(const advice& a, const site_namer& name, const format_op
                html_escape(r.allocator + " " + r.config) + "</summary><p>" +
                html_escape(r.evidence) + "</p><pre>" + html_escape(r.sketch) + "</pre></details>\n";
     }
-    out += "</section>\n";
+    if (o.wrap) out += "</section>\n";
     return out;
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <unordered_map>
 
 namespace rtmem::analyze {
@@ -317,6 +318,48 @@ site_class decide(site_profile& p, const thresholds& t, bool have_frames) noexce
         p.frame_peak_bytes = p.bump_peak;
     }
     return p.cls;
+}
+
+namespace {
+
+template <class F>
+void for_each_threshold(thresholds& t, F&& f) {
+    f("min_allocations", t.min_allocations);
+    f("stack_min_lifo", t.stack_min_lifo);
+    f("bulk_min_run", t.bulk_min_run);
+    f("bulk_min_fraction", t.bulk_min_fraction);
+    f("linear_min_efficiency", t.linear_min_efficiency);
+    f("pool_max_spread", t.pool_max_spread);
+    f("pool_max_block", t.pool_max_block);
+    f("pool_min_churn", t.pool_min_churn);
+    f("pool_headroom", t.pool_headroom);
+    f("frame_max_span", t.frame_max_span);
+    f("frame_min_fraction", t.frame_min_fraction);
+    f("frame_min_frames", t.frame_min_frames);
+    f("period_min_drains", t.period_min_drains);
+    f("period_max_cv", t.period_max_cv);
+    f("long_lived_min_fraction", t.long_lived_min_fraction);
+    f("long_lived_min_lifetime", t.long_lived_min_lifetime);
+}
+
+}  // namespace
+
+bool set_threshold(thresholds& t, std::string_view name, double value) noexcept {
+    bool found = false;
+    for_each_threshold(t, [&](std::string_view n, auto& field) {
+        if (n != name) return;
+        found = true;
+        using T = std::remove_reference_t<decltype(field)>;
+        field = static_cast<T>(value);
+    });
+    return found;
+}
+
+std::vector<std::string_view> threshold_names() {
+    std::vector<std::string_view> out;
+    thresholds t;
+    for_each_threshold(t, [&](std::string_view n, auto&) { out.push_back(n); });
+    return out;
 }
 
 classification classify(event_source& source, const site_map& sites, const thresholds& limits) {

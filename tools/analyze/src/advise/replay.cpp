@@ -31,7 +31,8 @@ void* replay_backend::reallocate(replay_call from, replay_call to, void* p, std:
     return q;
 }
 
-const backend_factory* find_backend(const std::vector<backend_factory>& all, const std::string& name) {
+const backend_factory* find_backend(const std::vector<backend_factory>& all,
+                                    const std::string& name) {
     for (const auto& b : all) {
         if (b.name == name) return &b;
     }
@@ -74,7 +75,8 @@ replay_program compile_replay(event_source& source, const site_map& sites) {
         o.thread = static_cast<std::uint16_t>(e.thread);
         o.size = e.size;
         o.align_log2 = align_log2(e.align);
-        auto [it, fresh] = live.insert_or_assign(e.ptr, compile_block{o.slot, o.site, e.thread, e.size});
+        auto [it, fresh] =
+            live.insert_or_assign(e.ptr, compile_block{o.slot, o.site, e.thread, e.size});
         (void)it;
         (void)fresh;
         live_bytes += e.size;
@@ -173,11 +175,11 @@ struct rep_result {
     std::uint64_t peak_footprint = 0, failures = 0;
 };
 
-
 std::size_t sample(replay_backend& b, double& spent_ns) {
     const auto t0 = std::chrono::steady_clock::now();
     const std::size_t f = b.footprint();
-    spent_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    spent_ns +=
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     return f;
 }
 
@@ -217,7 +219,8 @@ rep_result run_once(const replay_program& prog, replay_backend& b, std::uint64_t
             }
             case replay_op::deallocate: {
                 slot_state& s = slots[o.slot];
-                if (s.p != nullptr) b.deallocate(call, s.p, s.size, alignment_of(s.align_log2), s.tag);
+                if (s.p != nullptr)
+                    b.deallocate(call, s.p, s.size, alignment_of(s.align_log2), s.tag);
                 s.p = nullptr;
                 freed = 2 * o.size;  // o.size is the block's size: net change -size
                 break;
@@ -228,17 +231,20 @@ rep_result run_once(const replay_program& prog, replay_backend& b, std::uint64_t
                 freed = old.size;
                 slot_state& s = slots[o.slot];
                 std::uint32_t tag = old.tag;
-                void* q = b.reallocate(replay_call{old.site, old.thread, o.cross_thread}, call, old.p, old.size, o.size,
-                                       alignment_of(o.align_log2), tag);
+                void* q = b.reallocate(replay_call{old.site, old.thread, o.cross_thread}, call,
+                                       old.p, old.size, o.size, alignment_of(o.align_log2), tag);
                 if (q == nullptr) {
                     ++r.failures;
-                    if (old.p != nullptr) b.deallocate(replay_call{old.site, old.thread}, old.p, old.size,
-                                                       alignment_of(old.align_log2), old.tag);
+                    if (old.p != nullptr)
+                        b.deallocate(replay_call{old.site, old.thread}, old.p, old.size,
+                                     alignment_of(old.align_log2), old.tag);
                 }
                 s = slot_state{q, o.size, tag, o.site, o.thread, o.align_log2};
                 break;
             }
-            case replay_op::frame: b.next_frame(); break;  // size 0
+            case replay_op::frame:
+                b.next_frame();
+                break;  // size 0
         }
         if constexpr (Timed) {
             const std::uint64_t c1 = ticks();
@@ -262,13 +268,16 @@ rep_result run_once(const replay_program& prog, replay_backend& b, std::uint64_t
 
     (void)live;
     for (slot_state& s : slots) {  // blocks the program never freed (untimed)
-        if (s.p != nullptr) b.deallocate(replay_call{s.site, s.thread}, s.p, s.size, alignment_of(s.align_log2), s.tag);
+        if (s.p != nullptr)
+            b.deallocate(replay_call{s.site, s.thread}, s.p, s.size, alignment_of(s.align_log2),
+                         s.tag);
     }
     r.wall_ns = std::chrono::duration<double, std::nano>(wall1 - wall0).count() - sampling;
     const double ns_per_tick = t1 > t0 ? r.wall_ns / static_cast<double>(t1 - t0) : 1.0;
     r.total_ns = static_cast<double>(all_ticks) * ns_per_tick;
     r.site_ns.resize(site_ticks.size());
-    for (std::size_t s = 0; s < site_ticks.size(); ++s) r.site_ns[s] = static_cast<double>(site_ticks[s]) * ns_per_tick;
+    for (std::size_t s = 0; s < site_ticks.size(); ++s)
+        r.site_ns[s] = static_cast<double>(site_ticks[s]) * ns_per_tick;
     r.peak_footprint = peak > base ? peak - base : 0;
     return r;
 }
@@ -280,24 +289,25 @@ double median(std::vector<double> v) {
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-
 /// The floor: the replay loop with an allocator that does nothing, subtracted from totals.
 class null_backend final : public replay_backend {
-public:
+  public:
     void* allocate(replay_call, std::size_t, std::size_t, std::uint32_t& tag) noexcept override {
         tag = 0;
         return &byte_;
     }
-    void* allocate_zeroed(replay_call c, std::size_t size, std::size_t align, std::uint32_t& tag) noexcept override {
+    void* allocate_zeroed(replay_call c, std::size_t size, std::size_t align,
+                          std::uint32_t& tag) noexcept override {
         return allocate(c, size, align, tag);
     }
-    void deallocate(replay_call, void*, std::size_t, std::size_t, std::uint32_t) noexcept override {}
+    void deallocate(replay_call, void*, std::size_t, std::size_t, std::uint32_t) noexcept override {
+    }
     void* reallocate(replay_call, replay_call, void*, std::size_t, std::size_t, std::size_t,
                      std::uint32_t&) noexcept override {
         return &byte_;
     }
 
-private:
+  private:
     unsigned char byte_ = 0;
 };
 
@@ -328,8 +338,8 @@ floor_cost measure_floor(const replay_program& prog, unsigned repetitions) {
 
 }  // namespace
 
-backend_result replay_through(const replay_program& prog, const backend_factory& factory, unsigned repetitions,
-                              std::uint64_t sample_every) {
+backend_result replay_through(const replay_program& prog, const backend_factory& factory,
+                              unsigned repetitions, std::uint64_t sample_every) {
     backend_result out;
     out.name = factory.name;
     out.note = factory.note;
@@ -350,7 +360,8 @@ backend_result replay_through(const replay_program& prog, const backend_factory&
         rep_result r = run_once<false>(prog, *untimed, sample_every);
         untimed.reset();
         r.site_ns = run_once<true>(prog, *timed, sample_every).site_ns;
-        for (std::size_t s = 0; s < r.site_ns.size(); ++s) r.site_ns[s] -= floor.site_ns[s];  // < 0 is noise
+        for (std::size_t s = 0; s < r.site_ns.size(); ++s)
+            r.site_ns[s] -= floor.site_ns[s];  // < 0 is noise
         r.total_ns = std::max(r.wall_ns - floor.wall_ns, 0.0);
         reps.push_back(std::move(r));
     }
@@ -364,15 +375,18 @@ backend_result replay_through(const replay_program& prog, const backend_factory&
     out.repetition_ns = totals;
     out.total_ns = median(totals);
     out.wall_ns = median(walls);
-    out.events_per_second = out.wall_ns > 0 ? static_cast<double>(prog.ops.size()) * 1e9 / out.wall_ns : 0;
+    out.events_per_second =
+        out.wall_ns > 0 ? static_cast<double>(prog.ops.size()) * 1e9 / out.wall_ns : 0;
     out.site_ns.resize(reps.front().site_ns.size());
     for (std::size_t s = 0; s < out.site_ns.size(); ++s) {
         for (std::size_t k = 0; k < reps.size(); ++k) column[k] = reps[k].site_ns[s];
         out.site_ns[s] = median(column);
     }
-    out.fragmentation = prog.peak_live_bytes > 0 && out.peak_footprint > 0
-                            ? static_cast<double>(out.peak_footprint) / static_cast<double>(prog.peak_live_bytes) - 1.0
-                            : 0.0;
+    out.fragmentation =
+        prog.peak_live_bytes > 0 && out.peak_footprint > 0
+            ? static_cast<double>(out.peak_footprint) / static_cast<double>(prog.peak_live_bytes) -
+                  1.0
+            : 0.0;
     return out;
 }
 

@@ -8,6 +8,15 @@
 
 #include "rtmem/analyze/replay_backend.hpp"
 
+#if defined(RTMEM_ANALYZE_HAVE_JEMALLOC)
+extern "C" {  // jemalloc's non-standard API (unprefixed in Debian's build)
+void* mallocx(std::size_t size, int flags);
+void* rallocx(void* p, std::size_t size, int flags);
+void sdallocx(void* p, std::size_t size, int flags);
+int mallctl(const char* name, void* oldp, std::size_t* oldlenp, void* newp, std::size_t newlen);
+}
+#endif
+
 namespace rtmem::analyze {
 namespace {
 
@@ -20,7 +29,9 @@ F symbol(void* lib, const char* name) {
     return f;
 }
 
-void* open_library(const char* soname, int extra = 0) { return dlopen(soname, RTLD_NOW | RTLD_LOCAL | extra); }
+void* open_library(const char* soname, int extra = 0) {
+    return dlopen(soname, RTLD_NOW | RTLD_LOCAL | extra);
+}
 
 // ---- glibc ---------------------------------------------------------------------------------
 struct glibc_api {
@@ -30,7 +41,8 @@ struct glibc_api {
     void* (*memalign)(std::size_t, std::size_t) = nullptr;
     void (*free)(void*) = nullptr;
     struct info {  // struct mallinfo2
-        std::size_t arena, ordblks, smblks, hblks, hblkhd, usmblks, fsmblks, uordblks, fordblks, keepcost;
+        std::size_t arena, ordblks, smblks, hblks, hblkhd, usmblks, fsmblks, uordblks, fordblks,
+            keepcost;
     };
     info (*mallinfo2)() = nullptr;
 
@@ -52,23 +64,28 @@ struct glibc_api {
 };
 
 class glibc_backend final : public replay_backend {
-public:
+  public:
     // Free space glibc already held (e.g. from the trace compilation) is not the replay's.
     glibc_backend() : free_at_start_(api_.mallinfo2 != nullptr ? api_.mallinfo2().fordblks : 0) {}
-    void* allocate(replay_call, std::size_t size, std::size_t align, std::uint32_t& tag) noexcept override {
+    void* allocate(replay_call, std::size_t size, std::size_t align,
+                   std::uint32_t& tag) noexcept override {
         tag = 0;
         return align <= 16 ? api_.malloc(size) : api_.memalign(align, size);
     }
-    void* allocate_zeroed(replay_call, std::size_t size, std::size_t align, std::uint32_t& tag) noexcept override {
+    void* allocate_zeroed(replay_call, std::size_t size, std::size_t align,
+                          std::uint32_t& tag) noexcept override {
         tag = 0;
         if (align <= 16) return api_.calloc(1, size);
         void* p = api_.memalign(align, size);
         if (p != nullptr) std::memset(p, 0, size);
         return p;
     }
-    void deallocate(replay_call, void* p, std::size_t, std::size_t, std::uint32_t) noexcept override { api_.free(p); }
-    void* reallocate(replay_call from, replay_call to, void* p, std::size_t old_size, std::size_t size,
-                     std::size_t align, std::uint32_t& tag) noexcept override {
+    void deallocate(replay_call, void* p, std::size_t, std::size_t,
+                    std::uint32_t) noexcept override {
+        api_.free(p);
+    }
+    void* reallocate(replay_call from, replay_call to, void* p, std::size_t old_size,
+                     std::size_t size, std::size_t align, std::uint32_t& tag) noexcept override {
         if (align > 16) return replay_backend::reallocate(from, to, p, old_size, size, align, tag);
         return api_.realloc(p, size);
     }
@@ -77,10 +94,11 @@ public:
         // In-use bytes (headers included) plus free space created since the start: free space
         // glibc already held (earlier replays, the trace compilation) is not this replay's.
         const auto i = api_.mallinfo2();
-        return i.uordblks + i.hblkhd + (i.fordblks > free_at_start_ ? i.fordblks - free_at_start_ : 0);
+        return i.uordblks + i.hblkhd +
+               (i.fordblks > free_at_start_ ? i.fordblks - free_at_start_ : 0);
     }
 
-private:
+  private:
     const glibc_api& api_ = glibc_api::get();
     std::size_t free_at_start_;
 };
@@ -92,8 +110,8 @@ struct mimalloc_api {
     void* (*zalloc_aligned)(std::size_t, std::size_t) = nullptr;
     void* (*realloc_aligned)(void*, std::size_t, std::size_t) = nullptr;
     void (*free)(void*) = nullptr;
-    void (*process_info)(std::size_t*, std::size_t*, std::size_t*, std::size_t*, std::size_t*, std::size_t*,
-                         std::size_t*, std::size_t*) = nullptr;
+    void (*process_info)(std::size_t*, std::size_t*, std::size_t*, std::size_t*, std::size_t*,
+                         std::size_t*, std::size_t*, std::size_t*) = nullptr;
     static const mimalloc_api& get() {
         static const mimalloc_api api = [] {
             mimalloc_api a;
@@ -108,22 +126,29 @@ struct mimalloc_api {
         }();
         return api;
     }
-    [[nodiscard]] bool ok() const { return malloc && malloc_aligned && zalloc_aligned && realloc_aligned && free; }
+    [[nodiscard]] bool ok() const {
+        return malloc && malloc_aligned && zalloc_aligned && realloc_aligned && free;
+    }
 };
 
 class mimalloc_backend final : public replay_backend {
-public:
-    void* allocate(replay_call, std::size_t size, std::size_t align, std::uint32_t& tag) noexcept override {
+  public:
+    void* allocate(replay_call, std::size_t size, std::size_t align,
+                   std::uint32_t& tag) noexcept override {
         tag = 0;
         return align <= 16 ? api_.malloc(size) : api_.malloc_aligned(size, align);
     }
-    void* allocate_zeroed(replay_call, std::size_t size, std::size_t align, std::uint32_t& tag) noexcept override {
+    void* allocate_zeroed(replay_call, std::size_t size, std::size_t align,
+                          std::uint32_t& tag) noexcept override {
         tag = 0;
         return api_.zalloc_aligned(size, align);
     }
-    void deallocate(replay_call, void* p, std::size_t, std::size_t, std::uint32_t) noexcept override { api_.free(p); }
-    void* reallocate(replay_call, replay_call, void* p, std::size_t, std::size_t size, std::size_t align,
-                     std::uint32_t&) noexcept override {
+    void deallocate(replay_call, void* p, std::size_t, std::size_t,
+                    std::uint32_t) noexcept override {
+        api_.free(p);
+    }
+    void* reallocate(replay_call, replay_call, void* p, std::size_t, std::size_t size,
+                     std::size_t align, std::uint32_t&) noexcept override {
         return api_.realloc_aligned(p, size, align);
     }
     std::size_t footprint() noexcept override {  // memory mimalloc has committed (process-wide)
@@ -133,7 +158,7 @@ public:
         return commit;
     }
 
-private:
+  private:
     const mimalloc_api& api_ = mimalloc_api::get();
 };
 
@@ -146,16 +171,27 @@ struct jemalloc_api {
     static const jemalloc_api& get() {
         static const jemalloc_api api = [] {
             jemalloc_api a;
+#if defined(RTMEM_ANALYZE_HAVE_JEMALLOC)
+            // Linked: jemalloc's TLS model forbids a late dlopen ("cannot allocate memory in
+            // static TLS block"), so reference it and it is loaded at start.
+            a.mallocx = ::mallocx;
+            a.rallocx = ::rallocx;
+            a.sdallocx = ::sdallocx;
+            a.mallctl = ::mallctl;
+#else
             void* lib = open_library("libjemalloc.so.2");
             a.mallocx = symbol<decltype(a.mallocx)>(lib, "mallocx");
             a.rallocx = symbol<decltype(a.rallocx)>(lib, "rallocx");
             a.sdallocx = symbol<decltype(a.sdallocx)>(lib, "sdallocx");
             a.mallctl = symbol<decltype(a.mallctl)>(lib, "mallctl");
+#endif
             return a;
         }();
         return api;
     }
-    [[nodiscard]] bool ok() const { return mallocx && rallocx && sdallocx; }
+    [[nodiscard]] bool ok() const {
+        return mallocx && rallocx && sdallocx;
+    }
 };
 
 int lg_align_flag(std::size_t align) noexcept {  // MALLOCX_LG_ALIGN
@@ -166,21 +202,24 @@ int lg_align_flag(std::size_t align) noexcept {  // MALLOCX_LG_ALIGN
 }
 
 class jemalloc_backend final : public replay_backend {
-public:
+  public:
     static constexpr int zero = 0x40;  // MALLOCX_ZERO
-    void* allocate(replay_call, std::size_t size, std::size_t align, std::uint32_t& tag) noexcept override {
+    void* allocate(replay_call, std::size_t size, std::size_t align,
+                   std::uint32_t& tag) noexcept override {
         tag = 0;
         return api_.mallocx(size == 0 ? 1 : size, lg_align_flag(align));
     }
-    void* allocate_zeroed(replay_call, std::size_t size, std::size_t align, std::uint32_t& tag) noexcept override {
+    void* allocate_zeroed(replay_call, std::size_t size, std::size_t align,
+                          std::uint32_t& tag) noexcept override {
         tag = 0;
         return api_.mallocx(size == 0 ? 1 : size, lg_align_flag(align) | zero);
     }
-    void deallocate(replay_call, void* p, std::size_t size, std::size_t align, std::uint32_t) noexcept override {
+    void deallocate(replay_call, void* p, std::size_t size, std::size_t align,
+                    std::uint32_t) noexcept override {
         api_.sdallocx(p, size == 0 ? 1 : size, lg_align_flag(align));
     }
-    void* reallocate(replay_call, replay_call, void* p, std::size_t, std::size_t size, std::size_t align,
-                     std::uint32_t&) noexcept override {
+    void* reallocate(replay_call, replay_call, void* p, std::size_t, std::size_t size,
+                     std::size_t align, std::uint32_t&) noexcept override {
         return p == nullptr ? api_.mallocx(size == 0 ? 1 : size, lg_align_flag(align))
                             : api_.rallocx(p, size == 0 ? 1 : size, lg_align_flag(align));
     }
@@ -195,7 +234,7 @@ public:
         return active;
     }
 
-private:
+  private:
     const jemalloc_api& api_ = jemalloc_api::get();
 };
 
@@ -227,22 +266,27 @@ struct tcmalloc_api {
 };
 
 class tcmalloc_backend final : public replay_backend {
-public:
-    void* allocate(replay_call, std::size_t size, std::size_t align, std::uint32_t& tag) noexcept override {
+  public:
+    void* allocate(replay_call, std::size_t size, std::size_t align,
+                   std::uint32_t& tag) noexcept override {
         tag = 0;
         return align <= 16 ? api_.malloc(size) : api_.memalign(align, size);
     }
-    void* allocate_zeroed(replay_call c, std::size_t size, std::size_t align, std::uint32_t& tag) noexcept override {
+    void* allocate_zeroed(replay_call c, std::size_t size, std::size_t align,
+                          std::uint32_t& tag) noexcept override {
         if (align > 16) return replay_backend::allocate_zeroed(c, size, align, tag);
         tag = 0;
         return api_.calloc(1, size);
     }
-    void deallocate(replay_call, void* p, std::size_t size, std::size_t align, std::uint32_t) noexcept override {
-        if (api_.free_sized != nullptr && align <= 16) api_.free_sized(p, size);
-        else api_.free(p);
+    void deallocate(replay_call, void* p, std::size_t size, std::size_t align,
+                    std::uint32_t) noexcept override {
+        if (api_.free_sized != nullptr && align <= 16)
+            api_.free_sized(p, size);
+        else
+            api_.free(p);
     }
-    void* reallocate(replay_call from, replay_call to, void* p, std::size_t old_size, std::size_t size,
-                     std::size_t align, std::uint32_t& tag) noexcept override {
+    void* reallocate(replay_call from, replay_call to, void* p, std::size_t old_size,
+                     std::size_t size, std::size_t align, std::uint32_t& tag) noexcept override {
         if (align > 16) return replay_backend::reallocate(from, to, p, old_size, size, align, tag);
         return api_.realloc(p, size);
     }
@@ -254,7 +298,7 @@ public:
         return heap - std::min(heap, unmapped);
     }
 
-private:
+  private:
     const tcmalloc_api& api_ = tcmalloc_api::get();
 };
 
@@ -277,9 +321,12 @@ backend_factory tlsf_backend_factory();  // replay_tlsf.cpp
 std::vector<backend_factory> whole_program_backends() {
     std::vector<backend_factory> all;
     all.push_back(make_factory<glibc_backend, glibc_api>("glibc", "libc.so.6 symbols not found"));
-    all.push_back(make_factory<mimalloc_backend, mimalloc_api>("mimalloc", "libmimalloc.so.2 not found (Debian libmimalloc2.0)"));
-    all.push_back(make_factory<jemalloc_backend, jemalloc_api>("jemalloc", "libjemalloc.so.2 not found (Debian libjemalloc2)"));
-    all.push_back(make_factory<tcmalloc_backend, tcmalloc_api>("tcmalloc", "libtcmalloc_minimal.so.4 not found (Debian libtcmalloc-minimal4)"));
+    all.push_back(make_factory<mimalloc_backend, mimalloc_api>(
+        "mimalloc", "libmimalloc.so.2 not found (Debian libmimalloc2.0)"));
+    all.push_back(make_factory<jemalloc_backend, jemalloc_api>(
+        "jemalloc", "libjemalloc.so.2 not found (Debian libjemalloc2)"));
+    all.push_back(make_factory<tcmalloc_backend, tcmalloc_api>(
+        "tcmalloc", "libtcmalloc_minimal.so.4 not found (Debian libtcmalloc-minimal4)"));
     all.push_back(tlsf_backend_factory());
     return all;
 }

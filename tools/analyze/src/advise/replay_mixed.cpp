@@ -12,13 +12,16 @@ thread_local std::uint64_t unattributed_reports = 0;
 
 /// Violations the rtmem allocators themselves report are counted, never fatal, during the replay.
 void count_violation(const rtmem::violation&) {
-    if (current_site != nullptr) ++current_site->reported;
-    else ++unattributed_reports;
+    if (current_site != nullptr)
+        ++current_site->reported;
+    else
+        ++unattributed_reports;
 }
 
 class mixed_backend final : public replay_backend {
-public:
-    mixed_backend(std::unique_ptr<replay_backend> baseline, std::vector<std::unique_ptr<detail::site_allocator>> sites,
+  public:
+    mixed_backend(std::unique_ptr<replay_backend> baseline,
+                  std::vector<std::unique_ptr<detail::site_allocator>> sites,
                   std::vector<site_violations>* out)
         : baseline_(std::move(baseline)), sites_(std::move(sites)), out_(out) {
         violations_.resize(sites_.size());
@@ -36,7 +39,8 @@ public:
     mixed_backend(const mixed_backend&) = delete;
     mixed_backend& operator=(const mixed_backend&) = delete;
 
-    void* allocate(replay_call c, std::size_t size, std::size_t align, std::uint32_t& tag) noexcept override {
+    void* allocate(replay_call c, std::size_t size, std::size_t align,
+                   std::uint32_t& tag) noexcept override {
         if (c.site < sites_.size() && sites_[c.site] != nullptr) {
             site_violations& v = violations_[c.site];
             current_site = &v;
@@ -49,7 +53,8 @@ public:
         tag = 0;
         return p;
     }
-    void deallocate(replay_call c, void* p, std::size_t size, std::size_t align, std::uint32_t tag) noexcept override {
+    void deallocate(replay_call c, void* p, std::size_t size, std::size_t align,
+                    std::uint32_t tag) noexcept override {
         if (tag != 0 && c.site < sites_.size() && sites_[c.site] != nullptr) {
             site_violations& v = violations_[c.site];
             if (c.cross_thread) ++v.cross_thread;
@@ -59,6 +64,27 @@ public:
             return;
         }
         baseline_->deallocate(c, p, size, align, 0);
+    }
+    void* reallocate(replay_call from, replay_call to, void* p, std::size_t old_size,
+                     std::size_t size, std::size_t align, std::uint32_t& tag) noexcept override {
+        if (tag != 0 && from.site == to.site && from.site < sites_.size() &&
+            sites_[from.site] != nullptr) {
+            site_violations& v = violations_[from.site];
+            current_site = &v;
+            std::uint32_t t = tag;
+            void* q = sites_[from.site]->reallocate(to.thread, p, old_size, size, align, t, v);
+            current_site = nullptr;
+            if (q != nullptr) {
+                tag = t;
+                return q;
+            }
+            if (t == 0) {  // the old block was released but the new one did not fit
+                ++v.fallbacks;
+                tag = 0;
+                return baseline_->allocate(to, size, align, tag);
+            }
+        }
+        return replay_backend::reallocate(from, to, p, old_size, size, align, tag);
     }
     void next_frame() noexcept override {
         for (auto& s : sites_) {
@@ -75,7 +101,7 @@ public:
         return total;
     }
 
-private:
+  private:
     std::unique_ptr<replay_backend> baseline_;
     std::vector<std::unique_ptr<detail::site_allocator>> sites_;
     std::vector<site_violations> violations_;
@@ -94,7 +120,8 @@ replay_report replay(const replay_program& program, const advice* a, const repla
     r.repetitions = std::max(o.repetitions, 1U);
     const auto all = whole_program_backends();
     for (const auto& b : all) {
-        if (!o.backends.empty() && std::find(o.backends.begin(), o.backends.end(), b.name) == o.backends.end() &&
+        if (!o.backends.empty() &&
+            std::find(o.backends.begin(), o.backends.end(), b.name) == o.backends.end() &&
             b.name != o.baseline) {
             continue;
         }
@@ -138,7 +165,8 @@ replay_report replay(const replay_program& program, const advice* a, const repla
         std::vector<std::unique_ptr<detail::site_allocator>> sites(program.sites);
         for (std::uint32_t s = 0; s < program.sites; ++s) {
             std::string why;
-            if (by_site[s] != nullptr) sites[s] = detail::make_site_allocator(*by_site[s], have_frames, why);
+            if (by_site[s] != nullptr)
+                sites[s] = detail::make_site_allocator(*by_site[s], have_frames, why);
         }
         return std::make_unique<mixed_backend>(base->make(), std::move(sites), &last_violations);
     };

@@ -16,7 +16,7 @@ namespace rtmem::analyze {
 namespace {
 
 class tlsf_backend final : public replay_backend {
-public:
+  public:
     tlsf_backend() { grow(0); }
     ~tlsf_backend() override {
         for (void* p : pools_) std::free(p);
@@ -24,17 +24,19 @@ public:
     tlsf_backend(const tlsf_backend&) = delete;
     tlsf_backend& operator=(const tlsf_backend&) = delete;
 
-    void* allocate(replay_call, std::size_t size, std::size_t align, std::uint32_t& tag) noexcept override {
+    void* allocate(replay_call, std::size_t size, std::size_t align,
+                   std::uint32_t& tag) noexcept override {
         tag = 0;
         void* p = tlsf_.allocate(size, align);
         if (p == nullptr && grow(size + align)) p = tlsf_.allocate(size, align);
         return p;
     }
-    void deallocate(replay_call, void* p, std::size_t size, std::size_t align, std::uint32_t) noexcept override {
+    void deallocate(replay_call, void* p, std::size_t size, std::size_t align,
+                    std::uint32_t) noexcept override {
         tlsf_.deallocate(p, size, align);
     }
-    void* reallocate(replay_call, replay_call, void* p, std::size_t old_size, std::size_t size, std::size_t align,
-                     std::uint32_t& tag) noexcept override {
+    void* reallocate(replay_call, replay_call, void* p, std::size_t old_size, std::size_t size,
+                     std::size_t align, std::uint32_t& tag) noexcept override {
         tag = 0;
         void* q = tlsf_.reallocate(p, old_size, size, align);
         if (q == nullptr && grow(size + align)) q = tlsf_.reallocate(p, old_size, size, align);
@@ -43,7 +45,7 @@ public:
     std::size_t footprint() noexcept override { return pooled_; }
     std::size_t footprint_base() noexcept override { return 0; }
 
-private:
+  private:
     bool grow(std::size_t need) noexcept {
         std::size_t bytes = std::size_t{4} << 20;
         while (bytes < need * 2) bytes *= 2;
@@ -65,7 +67,9 @@ backend_factory tlsf_backend_factory() {
     return {"tlsf", [] { return std::unique_ptr<replay_backend>(new tlsf_backend()); }, ""};
 }
 #else
-backend_factory tlsf_backend_factory() { return {"tlsf", nullptr, "rtmem/alloc/tlsf.hpp not built yet"}; }
+backend_factory tlsf_backend_factory() {
+    return {"tlsf", nullptr, "rtmem/alloc/tlsf.hpp not built yet"};
+}
 #endif
 
 }  // namespace rtmem::analyze

@@ -13,13 +13,20 @@
 namespace rtmem::analyze::detail {
 
 class site_allocator {
-public:
+  public:
     virtual ~site_allocator() = default;
     /// Non-zero `tag` on success; nullptr: fall back (reason counted in `v`).
-    virtual void* allocate(std::uint32_t thread, std::size_t size, std::size_t align, std::uint32_t& tag,
-                           site_violations& v) noexcept = 0;
-    virtual void deallocate(std::uint32_t thread, void* p, std::size_t size, std::size_t align, std::uint32_t tag,
-                            site_violations& v) noexcept = 0;
+    virtual void* allocate(std::uint32_t thread, std::size_t size, std::size_t align,
+                           std::uint32_t& tag, site_violations& v) noexcept = 0;
+    virtual void deallocate(std::uint32_t thread, void* p, std::size_t size, std::size_t align,
+                            std::uint32_t tag, site_violations& v) noexcept = 0;
+    /// Resize in place when the allocator can (e.g. the top block of a stack); nullptr: the
+    /// caller allocates, copies and frees instead; nullptr with `tag` set to 0: the old block was
+    /// released but the new size did not fit (the caller allocates elsewhere, nothing to free).
+    virtual void* reallocate(std::uint32_t, void*, std::size_t, std::size_t, std::size_t,
+                             std::uint32_t&, site_violations&) noexcept {
+        return nullptr;
+    }
     virtual void next_frame() noexcept {}
     /// Bytes reserved from the system (capacity of every instance).
     [[nodiscard]] virtual std::size_t footprint() const noexcept = 0;

@@ -33,7 +33,7 @@ namespace {
 /// One allocator per thread, created on first use.
 template <class Instance>
 class per_thread {
-public:
+  public:
     template <class Make>
     Instance& get(std::uint32_t thread, Make&& make) {
         if (thread >= items_.size()) items_.resize(thread + 1);
@@ -52,7 +52,7 @@ public:
         }
     }
 
-private:
+  private:
     std::vector<std::unique_ptr<Instance>> items_;
 };
 
@@ -71,7 +71,7 @@ class stack_site final : public site_allocator {
         explicit instance(std::size_t bytes) : alloc(bytes) {}
     };
 
-public:
+  public:
     explicit stack_site(std::size_t capacity) : capacity_(capacity) {}
     void* allocate(std::uint32_t thread, std::size_t size, std::size_t align, std::uint32_t& tag,
                    site_violations& v) noexcept override {
@@ -105,9 +105,22 @@ public:
             order.pop_back();
         }
     }
-    [[nodiscard]] std::size_t footprint() const noexcept override { return capacity_ * threads_.count(); }
+    /// The top block grows or shrinks where it is (free it, allocate again at the same top).
+    void* reallocate(std::uint32_t thread, void* p, std::size_t, std::size_t size,
+                     std::size_t align, std::uint32_t& tag, site_violations& v) noexcept override {
+        instance& in = of(tag - 1);
+        if (in.order.empty() || in.order.back().p != p) return nullptr;
+        in.alloc.deallocate(p, in.order.back().size, in.order.back().align);
+        in.order.pop_back();
+        void* q = allocate(thread, size, align, tag, v);
+        if (q == nullptr) tag = 0;  // released, and the new size did not fit: caller falls back
+        return q;
+    }
+    [[nodiscard]] std::size_t footprint() const noexcept override {
+        return capacity_ * threads_.count();
+    }
 
-private:
+  private:
     instance& of(std::uint32_t thread) {
         return threads_.get(thread, [&] { return std::make_unique<instance>(capacity_); });
     }
@@ -126,7 +139,7 @@ class linear_site final : public site_allocator {
         explicit instance(std::size_t bytes) : alloc(bytes) {}
     };
 
-public:
+  public:
     explicit linear_site(std::size_t capacity) : capacity_(capacity) {}
     void* allocate(std::uint32_t thread, std::size_t size, std::size_t align, std::uint32_t& tag,
                    site_violations& v) noexcept override {
@@ -145,9 +158,11 @@ public:
         instance& in = of(tag - 1);
         if (--in.live == 0) in.alloc.reset();
     }
-    [[nodiscard]] std::size_t footprint() const noexcept override { return capacity_ * threads_.count(); }
+    [[nodiscard]] std::size_t footprint() const noexcept override {
+        return capacity_ * threads_.count();
+    }
 
-private:
+  private:
     instance& of(std::uint32_t thread) {
         return threads_.get(thread, [&] { return std::make_unique<instance>(capacity_); });
     }
@@ -162,10 +177,11 @@ class pool_site final : public site_allocator {
     struct instance {
         rtmem::pool_allocator<> alloc;
         std::uint64_t live = 0;
-        instance(std::size_t block, std::size_t align, std::size_t count) : alloc(block, align, count) {}
+        instance(std::size_t block, std::size_t align, std::size_t count)
+            : alloc(block, align, count) {}
     };
 
-public:
+  public:
     pool_site(std::size_t block, std::size_t align, std::size_t capacity)
         : block_(block), align_(align), capacity_(capacity) {}
     void* allocate(std::uint32_t thread, std::size_t size, std::size_t align, std::uint32_t& tag,
@@ -198,9 +214,10 @@ public:
         return block_ * capacity_ * threads_.count();
     }
 
-private:
+  private:
     instance& of(std::uint32_t thread) {
-        return threads_.get(thread, [&] { return std::make_unique<instance>(block_, align_, capacity_); });
+        return threads_.get(thread,
+                            [&] { return std::make_unique<instance>(block_, align_, capacity_); });
     }
     std::size_t block_, align_, capacity_;
     per_thread<instance> threads_;
@@ -219,7 +236,7 @@ class frame_site final : public site_allocator {
         explicit instance(std::size_t bytes) : alloc(bytes) {}
     };
 
-public:
+  public:
     frame_site(std::size_t bytes, bool markers) : bytes_(bytes), markers_(markers) {}
     void* allocate(std::uint32_t thread, std::size_t size, std::size_t align, std::uint32_t& tag,
                    site_violations& v) noexcept override {
@@ -244,9 +261,11 @@ public:
         ++frame_;
         threads_.for_each([](instance& in) { in.alloc.next_frame(); });
     }
-    [[nodiscard]] std::size_t footprint() const noexcept override { return bytes_ * N * threads_.count(); }
+    [[nodiscard]] std::size_t footprint() const noexcept override {
+        return bytes_ * N * threads_.count();
+    }
 
-private:
+  private:
     instance& of(std::uint32_t thread) {
         return threads_.get(thread, [&] { return std::make_unique<instance>(bytes_); });
     }
@@ -260,7 +279,7 @@ private:
 #if defined(RTMEM_REPLAY_HAVE_ARENA)
 /// arena for long-lived blocks: grows by chunks, frees are no-ops.
 class arena_site final : public site_allocator {
-public:
+  public:
     explicit arena_site(std::size_t chunk) : chunk_(chunk), arena_(chunk) {}
     void* allocate(std::uint32_t, std::size_t size, std::size_t align, std::uint32_t& tag,
                    site_violations& v) noexcept override {
@@ -273,12 +292,13 @@ public:
         tag = 1;
         return p;
     }
-    void deallocate(std::uint32_t, void*, std::size_t, std::size_t, std::uint32_t, site_violations&) noexcept override {}
+    void deallocate(std::uint32_t, void*, std::size_t, std::size_t, std::uint32_t,
+                    site_violations&) noexcept override {}
     [[nodiscard]] std::size_t footprint() const noexcept override {
         return (used_ / chunk_ + 1) * chunk_;
     }
 
-private:
+  private:
     std::size_t chunk_;
     rtmem::arena arena_;
     std::size_t used_ = 0;
@@ -287,7 +307,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<site_allocator> make_site_allocator(const recommendation& r, bool have_frames, std::string& why_not) {
+std::unique_ptr<site_allocator> make_site_allocator(const recommendation& r, bool have_frames,
+                                                    std::string& why_not) {
     (void)have_frames;
     switch (r.cls) {
         case site_class::stack:
@@ -314,9 +335,12 @@ std::unique_ptr<site_allocator> make_site_allocator(const recommendation& r, boo
         case site_class::frame:
 #if defined(RTMEM_REPLAY_HAVE_FRAME)
             switch (r.frames) {
-                case 1: return std::make_unique<frame_site<1>>(r.capacity_bytes, have_frames);
-                case 2: return std::make_unique<frame_site<2>>(r.capacity_bytes, have_frames);
-                default: return std::make_unique<frame_site<3>>(r.capacity_bytes, have_frames);
+                case 1:
+                    return std::make_unique<frame_site<1>>(r.capacity_bytes, have_frames);
+                case 2:
+                    return std::make_unique<frame_site<2>>(r.capacity_bytes, have_frames);
+                default:
+                    return std::make_unique<frame_site<3>>(r.capacity_bytes, have_frames);
             }
 #else
             why_not = "frame_allocator not built";
@@ -329,7 +353,9 @@ std::unique_ptr<site_allocator> make_site_allocator(const recommendation& r, boo
             why_not = "arena not built";
             return nullptr;
 #endif
-        case site_class::general: why_not = "general sites stay on the baseline"; return nullptr;
+        case site_class::general:
+            why_not = "general sites stay on the baseline";
+            return nullptr;
     }
     return nullptr;
 }

@@ -46,17 +46,26 @@ struct advice {
     double baseline_ns = 0, saved_ns = 0;
 };
 
-[[nodiscard]] recommendation recommend(const site_profile& p, const cost_model& cost = {});
+/// pool_headroom: capacity = ceil(max live * (1 + headroom)) (thresholds::pool_headroom).
+[[nodiscard]] recommendation recommend(const site_profile& p, const cost_model& cost = {},
+                                       double pool_headroom = 0);
 [[nodiscard]] advice advise(classification c, const cost_model& cost = {});
 
 /// Names a site for humans (the CLI passes a symbolizer; the default prints frame addresses).
 using site_namer = std::function<std::string(std::uint32_t site)>;
 [[nodiscard]] site_namer address_namer(const site_map& sites);
+class symbolizer;
+/// "f (file:line) < caller (file:line)": the site's `frames` innermost frames, symbolised.
+[[nodiscard]] site_namer symbol_namer(const site_map& sites, symbolizer& sym,
+                                      std::size_t frames = 3);
 
 struct format_options {
     std::size_t top = 10;  ///< sites listed in detail (0 = all)
     bool include_general = false;
+    bool wrap = true;  ///< HTML: own <section> and heading (false inside the report's section)
 };
+/// Sets one cost by its field name (e.g. "malloc_ns"); false for an unknown name.
+bool set_cost(cost_model& c, std::string_view name, double value) noexcept;
 [[nodiscard]] std::string format_text(const advice& a, const site_namer& name,
                                       const format_options& o = {});
 [[nodiscard]] std::string format_json(const advice& a, const site_namer& name);
@@ -66,7 +75,7 @@ struct format_options {
 
 /// "3,200", "1.5 MiB", "12.3 ms": the units used in every output.
 [[nodiscard]] std::string with_commas(std::uint64_t v);
-[[nodiscard]] std::string human_bytes(std::uint64_t bytes);
-[[nodiscard]] std::string human_ns(double ns);
+[[nodiscard]] std::string advice_bytes(std::uint64_t bytes);
+[[nodiscard]] std::string advice_ns(double ns);
 
 }  // namespace rtmem::analyze

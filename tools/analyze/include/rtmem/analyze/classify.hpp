@@ -106,6 +106,11 @@ struct classification {
 [[nodiscard]] classification classify(event_source& source, const site_map& sites,
                                       const thresholds& limits = {});
 
+/// Sets one threshold by its field name (e.g. "stack_min_lifo"); false for an unknown name.
+bool set_threshold(thresholds& t, std::string_view name, double value) noexcept;
+/// The names set_threshold accepts, for help texts.
+[[nodiscard]] std::vector<std::string_view> threshold_names();
+
 /// Applies the thresholds to a filled profile (exposed for tests and for re-thresholding).
 [[nodiscard]] site_class decide(site_profile& p, const thresholds& t, bool have_frames) noexcept;
 

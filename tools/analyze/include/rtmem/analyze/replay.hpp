@@ -27,9 +27,9 @@ struct replay_op {
 
 struct replay_program {
     std::vector<replay_op> ops;
-    std::uint32_t slots = 0;        ///< most blocks live at once (+1)
-    std::uint32_t sites = 0;        ///< site ids are < sites
-    std::uint64_t events = 0;       ///< events read from the trace
+    std::uint32_t slots = 0;   ///< most blocks live at once (+1)
+    std::uint32_t sites = 0;   ///< site ids are < sites
+    std::uint64_t events = 0;  ///< events read from the trace
     std::uint64_t unknown_frees = 0;
     std::uint64_t peak_live_bytes = 0;  ///< requested bytes, the floor for any footprint
 };
@@ -38,9 +38,9 @@ struct replay_program {
 
 struct replay_options {
     unsigned repetitions = 5;
-    std::vector<std::string> backends;  ///< names to run; empty = every available one
-    bool mixed = true;                  ///< also the mixed replay (needs advice)
-    std::string baseline = "glibc";     ///< what the mixed replay uses for the other sites
+    std::vector<std::string> backends;      ///< names to run; empty = every available one
+    bool mixed = true;                      ///< also the mixed replay (needs advice)
+    std::string baseline = "glibc";         ///< what the mixed replay uses for the other sites
     std::uint64_t sample_every = 1U << 14;  ///< footprint sample period in operations
 };
 
@@ -57,14 +57,14 @@ struct site_violations {
 struct backend_result {
     std::string name;
     bool available = true;
-    std::string note;                 ///< why unavailable, or what was approximated
-    double total_ns = 0;              ///< median over repetitions of the time inside calls
-    double wall_ns = 0;               ///< median time of the whole replay loop
-    double events_per_second = 0;     ///< replayed operations / wall time (median)
-    std::vector<double> site_ns;      ///< median time inside calls, per site id
-    std::uint64_t peak_footprint = 0; ///< bytes held from the system at the sampled peak
-    double fragmentation = 0;         ///< peak footprint / peak live bytes - 1
-    std::uint64_t failures = 0;       ///< allocations that returned nullptr
+    std::string note;                         ///< why unavailable, or what was approximated
+    double total_ns = 0;                      ///< median over repetitions of the time inside calls
+    double wall_ns = 0;                       ///< median time of the whole replay loop
+    double events_per_second = 0;             ///< replayed operations / wall time (median)
+    std::vector<double> site_ns;              ///< median time inside calls, per site id
+    std::uint64_t peak_footprint = 0;         ///< bytes held from the system at the sampled peak
+    double fragmentation = 0;                 ///< peak footprint / peak live bytes - 1
+    std::uint64_t failures = 0;               ///< allocations that returned nullptr
     std::vector<site_violations> violations;  ///< mixed replay: advice broken per site
     std::vector<double> repetition_ns;        ///< total_ns of each repetition
 };
@@ -77,13 +77,16 @@ struct replay_report {
 };
 
 /// Replays `program` through one backend, `repetitions` times, with medians.
-[[nodiscard]] backend_result replay_through(const replay_program& program, const backend_factory& factory,
-                                            unsigned repetitions, std::uint64_t sample_every = 1U << 14);
+[[nodiscard]] backend_result replay_through(const replay_program& program,
+                                            const backend_factory& factory, unsigned repetitions,
+                                            std::uint64_t sample_every = 1U << 14);
 
 /// The whole-program replays plus, when `advice` is given, the mixed replay.
-[[nodiscard]] replay_report replay(const replay_program& program, const advice* a, const replay_options& o);
+[[nodiscard]] replay_report replay(const replay_program& program, const advice* a,
+                                   const replay_options& o);
 
-[[nodiscard]] std::string format_replay_text(const replay_report& r, const site_namer& name, std::size_t top = 10);
+[[nodiscard]] std::string format_replay_text(const replay_report& r, const site_namer& name,
+                                             std::size_t top = 10);
 [[nodiscard]] std::string format_replay_json(const replay_report& r, const site_namer& name);
 
 }  // namespace rtmem::analyze

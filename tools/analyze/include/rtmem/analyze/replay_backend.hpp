@@ -18,18 +18,19 @@ struct replay_call {
 };
 
 class replay_backend {
-public:
+  public:
     virtual ~replay_backend() = default;
     /// `tag` is stored with the block and handed back on deallocate (e.g. which allocator).
-    virtual void* allocate(replay_call c, std::size_t size, std::size_t align, std::uint32_t& tag) noexcept = 0;
+    virtual void* allocate(replay_call c, std::size_t size, std::size_t align,
+                           std::uint32_t& tag) noexcept = 0;
     virtual void deallocate(replay_call c, void* p, std::size_t size, std::size_t align,
                             std::uint32_t tag) noexcept = 0;
     virtual void* allocate_zeroed(replay_call c, std::size_t size, std::size_t align,
                                   std::uint32_t& tag) noexcept;
     /// Default: allocate (for `to`), copy, deallocate (for `from`). `tag` in: the old block's,
     /// out: the new block's. nullptr leaves the old block allocated.
-    virtual void* reallocate(replay_call from, replay_call to, void* p, std::size_t old_size, std::size_t size,
-                             std::size_t align, std::uint32_t& tag) noexcept;
+    virtual void* reallocate(replay_call from, replay_call to, void* p, std::size_t old_size,
+                             std::size_t size, std::size_t align, std::uint32_t& tag) noexcept;
     virtual void next_frame() noexcept {}
     /// Bytes held from the system now (0 when unknown); sampled during the replay.
     virtual std::size_t footprint() noexcept { return 0; }
@@ -41,12 +42,13 @@ public:
 struct backend_factory {
     std::string name;
     std::function<std::unique_ptr<replay_backend>()> make;  ///< nullptr when unavailable
-    std::string note;                                        ///< why unavailable
+    std::string note;                                       ///< why unavailable
 };
 
 /// glibc (called through libc.so.6 directly, even when malloc is interposed), mimalloc,
 /// jemalloc and tcmalloc (dlopen'ed, prefixed APIs) and rtmem's tlsf_allocator when built.
 [[nodiscard]] std::vector<backend_factory> whole_program_backends();
-[[nodiscard]] const backend_factory* find_backend(const std::vector<backend_factory>& all, const std::string& name);
+[[nodiscard]] const backend_factory* find_backend(const std::vector<backend_factory>& all,
+                                                  const std::string& name);
 
 }  // namespace rtmem::analyze
