@@ -98,3 +98,77 @@ TEST(ReplayDemo, DISABLED_Print) {
     std::printf("%s\n%s", format_text(a, address_namer(sites)).c_str(),
                 format_replay_text(r, address_namer(sites)).c_str());
 }
+
+namespace {
+
+/// Two programs with the same sites: `lifo` keeps the stack site LIFO and the pool site at 16
+/// live blocks; the other frees one stack block out of order per round and holds 40 pool blocks.
+rtmem::testing::synthetic_trace program(bool keeps_advice) {
+    rtmem::testing::synthetic_trace t;
+    const auto stack = t.add_stack({0x10, 0x11});
+    const auto pool = t.add_stack({0x20, 0x21});
+    std::vector<std::uint64_t> pooled;
+    const std::size_t pool_live = keeps_advice ? 16 : 40;
+    for (int round = 0; round < 50; ++round) {
+        const auto a = t.alloc(stack, 100), b = t.alloc(stack, 200);
+        t.free(b);
+        const auto c = t.alloc(stack, 300);
+        if (keeps_advice) {
+            t.free(c);
+            t.free(a);
+        } else {
+            t.free(a);  // while c is on top
+            t.free(c);
+        }
+        while (pooled.size() < pool_live) pooled.push_back(t.alloc(pool, 32));
+        for (int i = 0; i < 4; ++i) {
+            t.free(pooled[static_cast<std::size_t>(round * 7 + i * 3) % pooled.size()]);
+            pooled.erase(pooled.begin() +
+                         static_cast<std::ptrdiff_t>((round * 7 + i * 3) % pooled.size()));
+        }
+    }
+    for (auto p : pooled) t.free(p);
+    return t;
+}
+
+const site_violations* violations_of(const backend_result& r, std::uint32_t site) {
+    for (const auto& v : r.violations) {
+        if (v.site == site) return &v;
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+TEST(MixedReplay, BrokenAdviceIsRecordedAndFallsBackWithoutCrashing) {
+    auto good = program(true);
+    site_map good_sites(good);
+    const auto a = advise(classify(good, good_sites));
+    ASSERT_EQ(a.ranked.size(), 2u);
+    for (const auto& r : a.ranked) EXPECT_NE(r.cls, site_class::general) << r.site;
+
+    auto bad = program(false);
+    site_map bad_sites(bad);
+    ASSERT_EQ(bad_sites.size(), good_sites.size());
+    const auto prog = compile_replay(bad, bad_sites);
+    replay_options o;
+    o.repetitions = 1;
+    o.backends = {"glibc"};
+    const auto r = replay(prog, &a, o);
+    ASSERT_FALSE(r.advised.empty()) << r.results.back().note;
+    const auto& mixed = r.results.back();
+    EXPECT_EQ(mixed.failures, 0u);  // every block found memory somewhere
+    const auto stack_site = bad_sites.site_of(1), pool_site = bad_sites.site_of(2);
+    const auto* sv = violations_of(mixed, stack_site);
+    const auto* pv = violations_of(mixed, pool_site);
+    ASSERT_NE(sv, nullptr);
+    ASSERT_NE(pv, nullptr);
+    EXPECT_EQ(sv->non_lifo, 50u);  // one per round
+    EXPECT_EQ(sv->reported, 0u);   // caught before the allocator saw it
+    EXPECT_GT(pv->overflow, 0u);   // 40 live blocks in a pool advised for 16
+    EXPECT_EQ(pv->fallbacks, pv->overflow);
+
+    // The same advice on the program it came from is never broken.
+    const auto ok = replay(compile_replay(good, good_sites), &a, o);
+    for (const auto& v : ok.results.back().violations) EXPECT_EQ(v.total(), 0u) << v.site;
+}
