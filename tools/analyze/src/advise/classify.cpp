@@ -39,7 +39,8 @@ struct live_block {
 
 /// Per-site working state that does not belong in the published profile.
 struct site_state {
-    std::uint64_t live_count = 0, live_bytes = 0, live_bump = 0, since_drain = 0, run = 0;
+    std::uint64_t live_count = 0, live_bytes = 0, live_bump = 0, since_drain = 0, run = 0,
+                  run_start = 0;
     std::uint64_t last_drain = 0;
     bool drained_before = false;
     double mean = 0, m2 = 0;  // Welford over drain intervals
@@ -217,13 +218,16 @@ class classifier {
             p.frame_span = std::max(p.frame_span, static_cast<std::uint32_t>(span + 1));
         }
 
+        if (s.run == 0) s.run_start = events_;
         --s.live_count;
         s.live_bytes -= std::min(s.live_bytes, b.size);
         s.live_bump -= std::min(s.live_bump, bump_bytes(b.size));
         ++s.run;
         if (s.live_count == 0) {
             ++p.drains;
-            if (s.run >= t_.bulk_min_run) {
+            const double density =
+                static_cast<double>(s.run) / static_cast<double>(events_ - s.run_start + 1);
+            if (s.run >= t_.bulk_min_run && density >= t_.bulk_min_density) {
                 p.bulk_frees += s.run;
                 ++p.bulk_runs;
             }
@@ -327,6 +331,7 @@ void for_each_threshold(thresholds& t, F&& f) {
     f("min_allocations", t.min_allocations);
     f("stack_min_lifo", t.stack_min_lifo);
     f("bulk_min_run", t.bulk_min_run);
+    f("bulk_min_density", t.bulk_min_density);
     f("bulk_min_fraction", t.bulk_min_fraction);
     f("linear_min_efficiency", t.linear_min_efficiency);
     f("pool_max_spread", t.pool_max_spread);

@@ -26,6 +26,7 @@ struct thresholds {
     std::uint64_t min_allocations = 8;  ///< fewer allocations: general (too little evidence)
     double stack_min_lifo = 0.95;       ///< LIFO frees / frees for a stack site
     std::uint64_t bulk_min_run = 4;  ///< frees in a row (no allocation between) that drain the site
+    double bulk_min_density = 0.05;  ///< a bulk run's frees / all events during the run
     double bulk_min_fraction = 0.8;  ///< frees inside bulk runs / frees for a linear site
     double linear_min_efficiency = 0.5;    ///< peak live bytes / bump bytes: below is "linear bad"
     double pool_max_spread = 0.25;         ///< (max size - min size) / max size for a pool site
