@@ -97,3 +97,15 @@ TEST(Temporary, EndingAnOuterScopeFirstIsLifoViolation) {
     EXPECT_EQ(rec.count(), 1u);
 }
 }  // namespace
+
+namespace {
+TEST(TemporaryDeathTest, DefaultHandlerAbortsOnOutOfOrderScope) {
+    EXPECT_DEATH(
+        {
+            std::optional<rtmem::temp_scope> outer{std::in_place};
+            rtmem::temp_scope inner;
+            outer.reset();
+        },
+        "lifo_order");
+}
+}  // namespace
