@@ -32,6 +32,9 @@ namespace rtmem::trace {
 namespace fmt = rtmem::trace_format;
 
 real_functions real{};
+bool g_use_tsc = false;
+double g_ns_per_tick = 1.0;
+std::uint64_t g_tsc0 = 0, g_mono0 = 0;
 thread_local int tl_guard __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
@@ -135,7 +138,6 @@ int g_zstd_level = 1;
 char g_path[4096];
 char g_exe[4096];
 std::uintptr_t g_self_begin = 0, g_self_end = 0;  // this library's mapping (skipped frames)
-std::atomic<std::uint64_t> g_events{0};
 std::atomic<std::uint64_t> g_dropped{0};
 std::atomic<std::uint32_t> g_next_thread{1};
 pthread_key_t g_thread_key;
@@ -149,12 +151,14 @@ std::atomic<std::uint64_t> g_index_count{0};
 // payload when `cctx` is given, otherwise the payload is stored raw (signal paths).
 std::uint64_t write_chunk(fmt::chunk_type type, std::uint32_t thread, std::uint32_t count,
                           const void* payload, std::size_t raw_size, ZSTD_CCtx* cctx,
-                          void* scratch, std::size_t scratch_cap) noexcept {
+                          void* scratch, std::size_t scratch_cap,
+                          std::uint16_t flags = 0) noexcept {
     if (g_fd < 0) return 0;
     fmt::chunk_header h{};
     h.magic = fmt::chunk_magic;
     h.type = type;
     h.coding = fmt::codec::raw;
+    h.flags = flags;
     h.thread = thread;
     h.count = count;
     h.raw_size = static_cast<std::uint32_t>(raw_size);
@@ -199,11 +203,13 @@ struct thread_buffer {
     spin_lock lock;  // uncontended except against the end/fork/signal flush
     std::uint32_t thread;
     std::atomic<std::uint32_t> count;
+    std::uint64_t recorded;  // events ever recorded into this buffer (end record total)
     ZSTD_CCtx* cctx;
     std::size_t scratch_cap;
     char* scratch;
     cache_slot cache[stack_cache_size];
     fmt::raw_event events[events_per_buffer];
+    unsigned char packed[events_per_buffer * fmt::packed::max_event_bytes];
 };
 
 std::atomic<thread_buffer*> g_buffers{nullptr};
@@ -216,9 +222,10 @@ void flush_buffer(thread_buffer* b, bool compress) noexcept {
     std::uint32_t n = b->count.load(std::memory_order_acquire);
     if (n == 0) return;
     if (compress && b->cctx == nullptr) b->cctx = make_cctx();
-    std::uint64_t off = write_chunk(fmt::chunk_type::events, b->thread, n, b->events,
-                                    n * sizeof(fmt::raw_event), compress ? b->cctx : nullptr,
-                                    b->scratch, b->scratch_cap);
+    std::size_t packed = fmt::packed::pack(b->events, n, b->packed);
+    std::uint64_t off = write_chunk(fmt::chunk_type::events, b->thread, n, b->packed, packed,
+                                    compress ? b->cctx : nullptr, b->scratch, b->scratch_cap,
+                                    fmt::chunk_flag_packed);
     std::uint64_t slot = g_index_count.fetch_add(1, std::memory_order_relaxed);
     if (g_index != nullptr && slot < max_index) {
         g_index[slot] = {off, b->events[0].time, b->thread, n};
@@ -250,7 +257,7 @@ thread_buffer* acquire_buffer() noexcept {
     if (b == nullptr) {
         b = static_cast<thread_buffer*>(map_memory(sizeof(thread_buffer)));
         if (b == nullptr) return nullptr;
-        b->scratch_cap = ZSTD_compressBound(sizeof b->events);
+        b->scratch_cap = ZSTD_compressBound(sizeof b->packed);
         b->scratch = static_cast<char*>(map_memory(b->scratch_cap));
         b->in_use.store(true, std::memory_order_relaxed);
         thread_buffer* head = g_buffers.load(std::memory_order_relaxed);
@@ -570,8 +577,12 @@ void write_end(fmt::end_reason reason, int sig, bool in_signal) noexcept {
     fmt::end_record end{};
     end.reason = static_cast<std::uint32_t>(reason);
     end.signal = static_cast<std::uint32_t>(sig);
-    end.events = g_events.load();
-    end.time = now_ns();
+    std::uint64_t total = 0;
+    for (thread_buffer* b = g_buffers.load(std::memory_order_acquire); b != nullptr; b = b->next) {
+        total += b->recorded;
+    }
+    end.events = total;
+    end.time = fast_ns();
     end.dropped = g_dropped.load();
     // The end record and the index go out as one raw chunk: header, record, entries.
     fmt::chunk_header h{};
@@ -643,7 +654,7 @@ void after_fork_child() {
     char base[4096];
     std::memcpy(base, g_path, sizeof base);
     g_index_count.store(0);
-    g_events.store(0);
+    for (thread_buffer* b = g_buffers.load(); b != nullptr; b = b->next) b->recorded = 0;
     g_dropped.store(0);
     if (!open_child_trace(base)) {
         g_state.store(disabled);
@@ -719,6 +730,33 @@ void resolve_all() noexcept {
     resolve(real.fexecve, "fexecve");
 }
 
+// Uses the TSC when the CPU says it is invariant (constant_tsc and nonstop_tsc): ~1 ms of
+// calibration against CLOCK_MONOTONIC at start.
+void calibrate_tsc() noexcept {
+#if defined(__x86_64__)
+    int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    static char info[16384];
+    ssize_t n = read(fd, info, sizeof info - 1);
+    close(fd);
+    if (n <= 0) return;
+    info[n] = 0;
+    if (std::strstr(info, " constant_tsc") == nullptr || std::strstr(info, " nonstop_tsc") == nullptr) {
+        return;
+    }
+    std::uint64_t m0 = now_ns(), t0 = __builtin_ia32_rdtsc(), m1 = m0, t1 = t0;
+    while (m1 - m0 < 1000000) {
+        m1 = now_ns();
+        t1 = __builtin_ia32_rdtsc();
+    }
+    if (t1 <= t0) return;
+    g_ns_per_tick = static_cast<double>(m1 - m0) / static_cast<double>(t1 - t0);
+    g_tsc0 = t1;
+    g_mono0 = m1;
+    g_use_tsc = true;
+#endif
+}
+
 void initialize() noexcept {
     guard_scope g;
     resolve_all();
@@ -733,7 +771,11 @@ void initialize() noexcept {
     g_depth = static_cast<int>(parse_u64(getenv("RTMEM_TRACE_DEPTH"), 16));
     if (g_depth > max_depth) g_depth = max_depth;
     g_follow_fork = parse_u64(getenv("RTMEM_TRACE_FOLLOW_FORK"), 0) != 0;
-    g_zstd_level = static_cast<int>(parse_u64(getenv("RTMEM_TRACE_ZSTD_LEVEL"), 1));
+    if (const char* lv = getenv("RTMEM_TRACE_ZSTD_LEVEL"); lv != nullptr && *lv != 0) {
+        bool negative = *lv == '-';
+        auto v = static_cast<int>(parse_u64(negative ? lv + 1 : lv, 1));
+        g_zstd_level = negative ? -v : v;
+    }
     const char* file = getenv("RTMEM_TRACE_FILE");
     bool descendant = getenv("RTMEM_TRACE_ACTIVE") != nullptr;
     char default_path[4200] = "";
@@ -751,7 +793,8 @@ void initialize() noexcept {
         return;
     }
     setenv("RTMEM_TRACE_ACTIVE", "1", 1);
-    g_start_mono = now_ns();
+    calibrate_tsc();
+    g_start_mono = fast_ns();
     find_self();
     g_index = static_cast<fmt::index_entry*>(mmap(nullptr, max_index * sizeof(fmt::index_entry),
                                                   PROT_READ | PROT_WRITE,
@@ -842,8 +885,8 @@ void record(op kind, std::uint64_t size, std::size_t align, const void* ptr, con
     e.flags = failed ? fmt::event_flag::failed : 0;
     std::memset(e.pad, 0, sizeof e.pad);
     b->count.store(n + 1, std::memory_order_release);
+    ++b->recorded;
     b->lock.unlock();
-    g_events.fetch_add(1, std::memory_order_relaxed);
 }
 
 void finish_before_exec() noexcept { finish(fmt::end_reason::exec, 0, false); }
@@ -881,5 +924,5 @@ extern "C" __attribute__((visibility("default"))) void rtmem_trace_frame_hook(vo
     using namespace rtmem::trace;
     if (tl_guard > 0 || !ensure_ready() || !recording()) return;
     guard_scope g;
-    record(op::frame, 0, 0, nullptr, nullptr, now_ns(), 0, false);
+    record(op::frame, 0, 0, nullptr, nullptr, fast_ns(), 0, false);
 }

@@ -59,7 +59,24 @@ bool recording() noexcept;
 bool ensure_ready() noexcept;
 [[nodiscard]] bool real_resolved() noexcept;
 
-std::uint64_t now_ns() noexcept;
+std::uint64_t now_ns() noexcept;  ///< CLOCK_MONOTONIC
+
+/// CLOCK_MONOTONIC ns from the TSC when it is invariant (one rdtsc, no vDSO call), calibrated
+/// once at start so the mapping is the same monotonic function in every thread.
+inline std::uint64_t fast_ns() noexcept;
+extern bool g_use_tsc;
+extern double g_ns_per_tick;
+extern std::uint64_t g_tsc0, g_mono0;
+inline std::uint64_t fast_ns() noexcept {
+#if defined(__x86_64__)
+    if (g_use_tsc) {
+        return g_mono0 +
+               static_cast<std::uint64_t>(static_cast<double>(__builtin_ia32_rdtsc() - g_tsc0) *
+                                          g_ns_per_tick);
+    }
+#endif
+    return now_ns();
+}
 
 /// Records one call; `time` is when it took effect, `duration` the ns spent in `real`.
 void record(op kind, std::uint64_t size, std::size_t align, const void* ptr, const void* old_ptr,

@@ -19,7 +19,9 @@ std::uint64_t absdiff(std::uint64_t x, std::uint64_t y) { return x > y ? x - y :
 std::string signed_str(std::uint64_t a, std::uint64_t b, bool bytes) {
     bool neg = b < a;
     std::uint64_t d = absdiff(a, b);
-    return (neg ? "-" : "+") + (bytes ? human_bytes(d) : std::to_string(d));
+    std::string out(neg ? "-" : "+");
+    out += bytes ? human_bytes(d) : std::to_string(d);
+    return out;
 }
 
 }  // namespace

@@ -112,6 +112,7 @@ public:
     }
 
     void on_event(const event& e) {
+        live_before_ = live_bytes_;
         ++r_.events;
         ++r_.calls[static_cast<std::size_t>(e.kind)];
         r_.duration_ns = std::max(r_.duration_ns, e.time_ns);
@@ -124,7 +125,7 @@ public:
         } else if (is_deallocation(e.kind)) {
             release(e, t, dur);
         } else if (e.kind == op::realloc) {
-            if (e.old_ptr != 0) release(e, t, 0, e.old_ptr);
+            if (e.old_ptr != 0) release(e, t, 0, e.old_ptr, true);
             if (e.ptr != 0 || e.size != 0) allocate(e, t, dur);
             if (e.ptr == 0 && e.old_ptr == 0) ++r_.failed;
         }
@@ -216,7 +217,9 @@ private:
         ++interval_allocs_;
     }
 
-    void release(const event& e, thread_stats& t, std::uint64_t dur, std::uint64_t ptr = 0) {
+    // A block given up by realloc is never a temporary: the program still holds its data.
+    void release(const event& e, thread_stats& t, std::uint64_t dur, std::uint64_t ptr = 0,
+                 bool by_realloc = false) {
         if (ptr == 0) ptr = e.ptr;
         if (ptr == 0) return;
         live_block b{};
@@ -235,7 +238,7 @@ private:
             ++r_.cross_thread_frees;
             r_.cross_thread_bytes += b.size;
             ++s.cross_thread_frees;
-        } else if (last_alloc_[e.thread] == b.seq) {
+        } else if (!by_realloc && last_alloc_[e.thread] == b.seq) {
             ++r_.temporaries;
             ++s.temporaries;
         }
@@ -253,8 +256,18 @@ private:
             }
             for (std::size_t i = tl.size() / 2; i < tl.size(); ++i) tl[i] = {};
             r_.timeline_step_ns *= 2;
+            last_bucket_ /= 2;
         }
-        auto& p = r_.timeline[time / r_.timeline_step_ns];
+        std::size_t bucket = time / r_.timeline_step_ns;
+        // Intervals without events keep the level the memory had.
+        for (std::size_t i = last_bucket_ + 1; i < bucket; ++i) {
+            r_.timeline[i].live_bytes = std::max(r_.timeline[i].live_bytes, live_before_);
+        }
+        if (bucket > last_bucket_) {
+            r_.timeline[bucket].live_bytes = std::max(r_.timeline[bucket].live_bytes, live_before_);
+            last_bucket_ = bucket;
+        }
+        auto& p = r_.timeline[bucket];
         p.live_bytes = std::max(p.live_bytes, live_bytes_);
         p.allocations += interval_allocs_;
         interval_allocs_ = 0;
@@ -270,6 +283,8 @@ private:
     std::vector<thread_stats> threads_;
     std::vector<std::uint64_t> last_alloc_;
     std::uint64_t live_bytes_ = 0;
+    std::uint64_t live_before_ = 0;
+    std::size_t last_bucket_ = 0;
     std::uint64_t alloc_seq_ = 0;
     std::uint64_t interval_allocs_ = 0;
 };

@@ -69,35 +69,55 @@ struct symbolizer::impl {
             const char* f = dwfl_lineinfo(l, nullptr, &line, nullptr, nullptr, nullptr);
             if (f != nullptr) file = f;
         }
-        // Inlined frames: the scopes around pc, innermost first; each inlined subroutine's
-        // call site is the location within the next outer function.
+        // Inlined frames: the innermost function-like scope around pc, then outwards through
+        // the concrete tree (dwarf_getscopes_die), each inlined call site giving the location
+        // within the next outer function.
         Dwarf_Addr bias = 0;
         Dwarf_Die* cu = dwfl_module_addrdie(mod, pc, &bias);
         Dwarf_Die* scopes = nullptr;
         int n = cu != nullptr ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
         Dwarf_Files* files = nullptr;
         if (cu != nullptr) dwarf_getsrcfiles(cu, &files, nullptr);
-        for (int i = 0; i < n; ++i) {
-            Dwarf_Die* die = &scopes[i];
-            int tag = dwarf_tag(die);
-            if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram) continue;
+        auto function_like = [](Dwarf_Die* d) {
+            int tag = dwarf_tag(d);
+            return tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram;
+        };
+        Dwarf_Die cur{};
+        bool have = false;
+        for (int i = 0; i < n && !have; ++i) {
+            if (function_like(&scopes[i])) {
+                cur = scopes[i];
+                have = true;
+            }
+        }
+        std::free(scopes);
+        for (int guard = 0; have && guard < 64; ++guard) {
             frame_info f;
-            f.function = demangle(die_name(die));
+            f.function = demangle(die_name(&cur));
             f.file = file;
             f.line = line;
-            f.inlined = tag == DW_TAG_inlined_subroutine;
+            f.inlined = dwarf_tag(&cur) == DW_TAG_inlined_subroutine;
             out.push_back(f);
-            if (tag == DW_TAG_subprogram) break;
+            if (!f.inlined) break;
             Dwarf_Attribute attr;
             Dwarf_Word call_file = 0, call_line = 0;
-            dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &call_file);
-            dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &call_line);
+            dwarf_formudata(dwarf_attr(&cur, DW_AT_call_file, &attr), &call_file);
+            dwarf_formudata(dwarf_attr(&cur, DW_AT_call_line, &attr), &call_line);
             const char* cf = files != nullptr ? dwarf_filesrc(files, call_file, nullptr, nullptr)
                                               : nullptr;
             file = cf != nullptr ? cf : "";
             line = static_cast<int>(call_line);
+            Dwarf_Die* parents = nullptr;
+            int m = dwarf_getscopes_die(&cur, &parents);
+            have = false;
+            for (int i = 1; i < m && !have; ++i) {
+                if (function_like(&parents[i])) {
+                    cur = parents[i];
+                    have = true;
+                }
+            }
+            std::free(parents);
         }
-        std::free(scopes);
         if (out.empty()) {
             frame_info f;
             f.function = sym != nullptr ? demangle(sym) : "??";

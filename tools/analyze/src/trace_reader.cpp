@@ -140,8 +140,10 @@ struct trace_reader::impl {
             }
             complete = false;
             if (h.type == fmt::chunk_type::events) {
-                if (static_cast<std::uint64_t>(h.count) * sizeof(fmt::raw_event) != h.raw_size ||
-                    h.count == 0) {
+                bool packed = (h.flags & fmt::chunk_flag_packed) != 0;
+                if (h.count == 0 || h.count > fmt::max_chunk_raw ||
+                    (!packed &&
+                     static_cast<std::uint64_t>(h.count) * sizeof(fmt::raw_event) != h.raw_size)) {
                     fail(off, "events chunk size does not match its count");
                 }
                 auto [it, fresh] = by_thread.try_emplace(h.thread, streams.size());
@@ -256,10 +258,55 @@ struct trace_reader::impl {
         }
         const chunk_ref& c = s.chunks[s.next_chunk++];
         s.events.resize(c.header.count);
-        load_payload(c, s.events.data());
         s.chunk_offset = c.offset;
+        if ((c.header.flags & fmt::chunk_flag_packed) == 0) {
+            load_payload(c, s.events.data());
+            return true;
+        }
+        packed.resize(c.header.raw_size);
+        load_payload(c, packed.data());
+        unpack(c, s.events);
         return true;
     }
+
+    void unpack(const chunk_ref& c, std::vector<fmt::raw_event>& out) {
+        const unsigned char* p = packed.data();
+        const unsigned char* end = p + packed.size();
+        auto varint = [&]() {
+            std::uint64_t v = 0;
+            for (int shift = 0; shift < 64; shift += 7) {
+                if (p == end) fail(c.offset, "packed events end early");
+                unsigned char b = *p++;
+                v |= std::uint64_t{b & 0x7fu} << shift;
+                if ((b & 0x80) == 0) return v;
+            }
+            fail(c.offset, "bad varint in packed events");
+        };
+        std::uint64_t time = 0, ptr = 0;
+        for (auto& e : out) {
+            if (p == end) fail(c.offset, "packed events end early");
+            unsigned char head = *p++;
+            e = {};
+            e.kind = head & 0x0f;
+            e.flags = (head >> 4) & 1;
+            time += varint();
+            ptr += fmt::packed::unzigzag(varint());
+            e.time = time;
+            e.ptr = ptr;
+            if ((head & 0x20) != 0) e.old_ptr = ptr + fmt::packed::unzigzag(varint());
+            e.size = varint();
+            std::uint64_t stack = varint(), duration = varint();
+            if (stack > 0xffffffffu || duration > 0xffffffffu) fail(c.offset, "bad packed event");
+            e.stack = static_cast<std::uint32_t>(stack);
+            e.duration = static_cast<std::uint32_t>(duration);
+            if ((head & 0x40) != 0) {
+                if (p == end) fail(c.offset, "packed events end early");
+                e.align_log2 = *p++;
+            }
+        }
+        if (p != end) fail(c.offset, "packed events chunk has trailing bytes");
+    }
+    std::vector<unsigned char> packed;
 
     bool earlier(std::uint32_t a, std::uint32_t b) const {
         const auto& x = streams[a].events[streams[a].pos];

@@ -1,0 +1,147 @@
+// Writes .rtt files the way librtmem-trace.so does (docs/trace-format.md), for tests, fuzz
+// seeds and the analysis benchmark: synthetic traces of any size without running a program.
+#pragma once
+#include <zstd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "rtmem/analyze/event.hpp"
+#include "rtmem/analyze/trace_format.hpp"
+
+namespace rtmem::testing {
+
+class trace_writer {
+public:
+    /// `packed`: events chunks packed as the tracer writes them (false: raw_event arrays,
+    /// which the reader also accepts).
+    explicit trace_writer(const std::string& path, std::uint32_t pid = 4242, bool packed = true)
+        : file_(std::fopen(path.c_str(), "wb")), packed_(packed) {
+        if (file_ == nullptr) throw std::runtime_error("cannot write " + path);
+        trace_format::file_header h{};
+        std::memcpy(h.magic, trace_format::magic, sizeof h.magic);
+        h.version = trace_format::trace_version;
+        h.header_size = sizeof h;
+        h.pid = pid;
+        h.stack_depth = 16;
+        put(&h, sizeof h);
+        std::string meta = "program=/synthetic/program\npid=" + std::to_string(pid) +
+                           "\ncommand=synthetic --test\n";
+        chunk(trace_format::chunk_type::meta, 0, 0, meta.data(), meta.size(), false);
+    }
+    ~trace_writer() {
+        if (file_ != nullptr) std::fclose(file_);
+        ZSTD_freeCCtx(cctx_);
+    }
+    trace_writer(const trace_writer&) = delete;
+    trace_writer& operator=(const trace_writer&) = delete;
+
+    void stack(std::uint32_t id, const std::vector<std::uint64_t>& ips) {
+        std::vector<char> rec(8 + 8 * ips.size());
+        auto depth = static_cast<std::uint32_t>(ips.size());
+        std::memcpy(rec.data(), &id, 4);
+        std::memcpy(rec.data() + 4, &depth, 4);
+        std::memcpy(rec.data() + 8, ips.data(), 8 * ips.size());
+        chunk(trace_format::chunk_type::stacks, 0, 1, rec.data(), rec.size(), true);
+    }
+    void module(const std::string& path, std::uint64_t start, std::uint64_t end,
+                std::uint64_t bias) {
+        std::vector<char> rec(28 + path.size());
+        auto len = static_cast<std::uint32_t>(path.size());
+        std::memcpy(rec.data(), &start, 8);
+        std::memcpy(rec.data() + 8, &end, 8);
+        std::memcpy(rec.data() + 16, &bias, 8);
+        std::memcpy(rec.data() + 24, &len, 4);
+        std::memcpy(rec.data() + 28, path.data(), path.size());
+        chunk(trace_format::chunk_type::modules, 0, 1, rec.data(), rec.size(), false);
+    }
+    void event(std::uint32_t thread, analyze::op kind, std::uint64_t time, std::uint64_t ptr,
+               std::uint64_t size, std::uint32_t stack = 0, std::uint64_t old_ptr = 0,
+               std::uint32_t duration = 0) {
+        trace_format::raw_event e{};
+        e.time = time;
+        e.ptr = ptr;
+        e.old_ptr = old_ptr;
+        e.size = size;
+        e.stack = stack;
+        e.duration = duration;
+        e.kind = static_cast<std::uint8_t>(kind);
+        auto& buf = buffers_[thread];
+        buf.push_back(e);
+        if (buf.size() == 4096) flush(thread);
+    }
+    /// Flushes the events and, unless `with_end` is false (a killed process), the end chunk.
+    void finish(trace_format::end_reason reason = trace_format::end_reason::exit,
+                bool with_end = true) {
+        for (auto& [t, b] : buffers_) flush(t);
+        if (with_end) {
+            trace_format::end_record end{};
+            end.reason = static_cast<std::uint32_t>(reason);
+            chunk(trace_format::chunk_type::end, 0, 0, &end, sizeof end, false);
+        }
+        std::fclose(file_);
+        file_ = nullptr;
+    }
+
+private:
+    void flush(std::uint32_t thread) {
+        auto& buf = buffers_[thread];
+        if (buf.empty()) return;
+        auto n = static_cast<std::uint32_t>(buf.size());
+        if (packed_) {  // as the tracer writes them
+            std::vector<unsigned char> p(buf.size() * trace_format::packed::max_event_bytes);
+            p.resize(trace_format::packed::pack(buf.data(), n, p.data()));
+            chunk(trace_format::chunk_type::events, thread, n, p.data(), p.size(), true,
+                  trace_format::chunk_flag_packed);
+        } else {
+            chunk(trace_format::chunk_type::events, thread, n, buf.data(),
+                  buf.size() * sizeof buf[0], true);
+        }
+        buf.clear();
+    }
+    void chunk(trace_format::chunk_type type, std::uint32_t thread, std::uint32_t count,
+               const void* data, std::size_t size, bool compress, std::uint16_t flags = 0) {
+        trace_format::chunk_header h{};
+        h.flags = flags;
+        h.magic = trace_format::chunk_magic;
+        h.type = type;
+        h.thread = thread;
+        h.count = count;
+        h.raw_size = static_cast<std::uint32_t>(size);
+        std::vector<char> z;
+        const void* stored = data;
+        std::size_t stored_size = size;
+        if (compress) {
+            z.resize(ZSTD_compressBound(size));
+            if (cctx_ == nullptr) {
+                cctx_ = ZSTD_createCCtx();
+                ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, 1);
+                ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 1);  // as the tracer does
+            }
+            std::size_t n = ZSTD_compress2(cctx_, z.data(), z.size(), data, size);
+            if (ZSTD_isError(n) == 0) {
+                h.coding = trace_format::codec::zstd;
+                stored = z.data();
+                stored_size = n;
+            }
+        }
+        h.stored_size = static_cast<std::uint32_t>(stored_size);
+        h.check = trace_format::header_check(h);
+        put(&h, sizeof h);
+        put(stored, stored_size);
+    }
+    void put(const void* p, std::size_t n) {
+        if (std::fwrite(p, 1, n, file_) != n) throw std::runtime_error("short write");
+    }
+
+    std::FILE* file_;
+    bool packed_;
+    ZSTD_CCtx* cctx_ = nullptr;
+    std::map<std::uint32_t, std::vector<trace_format::raw_event>> buffers_;
+};
+
+}  // namespace rtmem::testing

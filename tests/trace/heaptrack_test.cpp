@@ -1,0 +1,99 @@
+// Cross-check against heaptrack on programs nobody here wrote: the number of allocation calls
+// and the peak live bytes must agree within 1%. heaptrack sees operator new as the malloc it
+// calls, so every rtmem allocation (malloc family and new) is compared with its count.
+// Skipped when heaptrack is not installed.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <string>
+
+#include "rtmem/analyze/report.hpp"
+#include "rtmem/analyze/trace_reader.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string capture(const std::string& cmd) {
+    std::string out;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (p == nullptr) return out;
+    char buf[4096];
+    std::size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    pclose(p);
+    return out;
+}
+
+struct heaptrack_numbers {
+    double calls = -1, peak = -1, peak_unit = 1;
+};
+
+heaptrack_numbers heaptrack_run(const std::string& program, const fs::path& dir) {
+    std::string data = (dir / "h").string();
+    std::system(("cd " + dir.string() + " && heaptrack -o " + data + " " + program +
+                 " >/dev/null 2>&1")
+                    .c_str());
+    std::string file = fs::exists(data + ".zst") ? data + ".zst" : data + ".gz";
+    std::string out = capture("heaptrack_print -f " + file + " 2>/dev/null | tail -20");
+    heaptrack_numbers h;
+    std::smatch m;
+    if (std::regex_search(out, m, std::regex(R"(calls to allocation functions: (\d+))"))) {
+        h.calls = std::stod(m[1]);
+    }
+    if (std::regex_search(out, m, std::regex(R"(peak heap memory consumption: ([\d.]+)([KMG]?)B?)"))) {
+        double scale = m[2] == "K" ? 1e3 : m[2] == "M" ? 1e6 : m[2] == "G" ? 1e9 : 1;
+        h.peak = std::stod(m[1]) * scale;
+        // heaptrack prints 3 significant digits: half a unit of the last one is rounding.
+        std::string digits = m[1];
+        std::size_t dot = digits.find('.');
+        int decimals = dot == std::string::npos ? 0 : static_cast<int>(digits.size() - dot - 1);
+        h.peak_unit = scale * std::pow(10.0, -decimals);
+    }
+    return h;
+}
+
+class heaptrack_check : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(heaptrack_check, calls_and_peak_agree_within_one_percent) {
+    if (std::system("command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null") != 0) {
+        GTEST_SKIP() << "heaptrack not installed";
+    }
+    fs::path dir = fs::temp_directory_path() / ("rtmem_heaptrack_" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    std::string program = GetParam();
+    std::string first = program.substr(0, program.find(' '));
+    if (std::system(("command -v " + first + " >/dev/null").c_str()) != 0) {
+        GTEST_SKIP() << first << " not installed";
+    }
+    heaptrack_numbers h = heaptrack_run(program, dir);
+    ASSERT_GT(h.calls, 0) << "could not read heaptrack's summary";
+    std::string trace = (dir / "t.rtt").string();
+    std::system(("cd " + dir.string() + " && " RTMEM_CLI " record -o " + trace + " -- " + program +
+                 " >/dev/null 2>&1")
+                    .c_str());
+    rtmem::analyze::trace_reader r(trace);
+    auto d = rtmem::analyze::analyze_events(r);
+    auto calls = static_cast<double>(d.allocations + d.failed);
+    auto peak = static_cast<double>(d.peak_live_bytes);
+    EXPECT_NEAR(calls, h.calls, 0.01 * h.calls) << program;
+    EXPECT_NEAR(peak, h.peak, 0.01 * h.peak + h.peak_unit / 2) << program;
+    std::printf("%s: calls rtmem %.0f heaptrack %.0f; peak rtmem %.0f heaptrack %.0f\n",
+                program.c_str(), calls, h.calls, peak, h.peak);
+    fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(programs, heaptrack_check,
+                         ::testing::Values("/usr/bin/python3 -c 'x=[str(i) for i in range(20000)]'",
+                                           "cmake --version", "git --version",
+                                           "git -C " RTMEM_SOURCE_DIR " status --short"),
+                         [](const auto& param_info) {
+                             return "program" + std::to_string(param_info.index);
+                         });
+
+}  // namespace

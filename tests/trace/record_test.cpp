@@ -1,0 +1,304 @@
+// End-to-end tests of `rtmem record`: each runs tests/trace/programs/trace_subject in one mode,
+// natively and traced, then reads the trace back with trace_reader.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "rtmem/analyze/report.hpp"
+#include "rtmem/analyze/symbolizer.hpp"
+#include "rtmem/analyze/trace_reader.hpp"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using rtmem::analyze::event;
+using rtmem::analyze::op;
+using rtmem::analyze::trace_reader;
+
+struct run_result {
+    int status = -1;  // wait status
+    std::string out;
+};
+
+run_result run(const std::vector<std::string>& args, const fs::path& dir) {
+    fs::path out = dir / "stdout.txt";
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    run_result r;
+    if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) == 0) {
+        waitpid(pid, &r.status, 0);
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    std::ifstream in(out);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    r.out = ss.str();
+    return r;
+}
+
+class record_test : public ::testing::Test {
+protected:
+    void SetUp() override {
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        dir_ = fs::temp_directory_path() /
+               ("rtmem_record_" + std::to_string(getpid()) + "_" + info->name());
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+    }
+    void TearDown() override {
+        if (!HasFailure()) fs::remove_all(dir_);
+    }
+
+    // Runs the subject natively and under `rtmem record`; output and status must match.
+    run_result record(const std::vector<std::string>& mode_args,
+                      const std::vector<std::string>& record_flags = {}) {
+        std::vector<std::string> native{RTMEM_TRACE_SUBJECT};
+        native.insert(native.end(), mode_args.begin(), mode_args.end());
+        run_result n = run(native, dir_);
+        std::vector<std::string> traced{RTMEM_CLI, "record", "-o", trace_path().string()};
+        traced.insert(traced.end(), record_flags.begin(), record_flags.end());
+        traced.push_back("--");
+        traced.insert(traced.end(), native.begin(), native.end());
+        run_result t = run(traced, dir_);
+        EXPECT_EQ(n.out, t.out) << "the traced program's output changed";
+        EXPECT_EQ(WIFEXITED(n.status), WIFEXITED(t.status));
+        if (WIFEXITED(n.status)) {
+            EXPECT_EQ(WEXITSTATUS(n.status), WEXITSTATUS(t.status));
+        }
+        if (WIFSIGNALED(n.status)) {
+            EXPECT_TRUE(WIFSIGNALED(t.status));
+            if (WIFSIGNALED(t.status)) {
+                EXPECT_EQ(WTERMSIG(n.status), WTERMSIG(t.status));
+            }
+        }
+        return t;
+    }
+    fs::path trace_path() const { return dir_ / "t.rtt"; }
+
+    static std::vector<event> events_of(trace_reader& r) {
+        std::vector<event> out;
+        event e;
+        while (r.next(e)) out.push_back(e);
+        return out;
+    }
+    static std::size_t count(const std::vector<event>& ev, op kind, std::uint64_t size) {
+        return static_cast<std::size_t>(std::count_if(ev.begin(), ev.end(), [&](const event& e) {
+            return e.kind == kind && e.size == size;
+        }));
+    }
+    static std::size_t count_size(const std::vector<event>& ev, std::uint64_t size) {
+        return static_cast<std::size_t>(std::count_if(
+            ev.begin(), ev.end(), [&](const event& e) { return e.size == size && e.ptr != 0; }));
+    }
+    std::vector<fs::path> child_traces() const {
+        std::vector<fs::path> out;
+        for (const auto& f : fs::directory_iterator(dir_)) {
+            if (f.path().filename().string().rfind("t.rtt.", 0) == 0) out.push_back(f.path());
+        }
+        return out;
+    }
+
+    fs::path dir_;
+};
+
+TEST_F(record_test, every_entry_point_is_recorded_with_its_kind_size_and_alignment) {
+    record({"basic"});
+    trace_reader r(trace_path().string());
+    EXPECT_TRUE(r.complete());
+    EXPECT_EQ(r.end(), rtmem::analyze::trace_end::exit);
+    auto ev = events_of(r);
+    EXPECT_EQ(count(ev, op::malloc, 12345), 1u);
+    EXPECT_EQ(count(ev, op::calloc, 12345), 1u);
+    EXPECT_EQ(count(ev, op::realloc, 23456), 1u);
+    EXPECT_EQ(count(ev, op::aligned_alloc, 34567), 1u);
+    EXPECT_EQ(count(ev, op::aligned_alloc, 12800), 1u);
+    EXPECT_EQ(count(ev, op::aligned_alloc, 45678), 1u);
+    EXPECT_EQ(count(ev, op::malloc, 5678), 1u);       // valloc
+    EXPECT_EQ(count(ev, op::realloc, 5670), 1u);      // reallocarray
+    EXPECT_EQ(count(ev, op::new_scalar, sizeof(int)), 1u);
+    EXPECT_EQ(count(ev, op::new_array, 321 * sizeof(int)), 1u);
+    EXPECT_EQ(count(ev, op::new_scalar, 64), 1u);     // aligned new
+    EXPECT_EQ(count(ev, op::new_array, 4321), 1u);    // nothrow new[]
+    EXPECT_EQ(count(ev, op::delete_scalar, sizeof(int)), 1u);  // sized delete
+    bool aligned_seen = false;
+    for (const auto& e : ev) {
+        if (e.kind == op::aligned_alloc && e.size == 34567) {
+            EXPECT_EQ(e.align, 64u);
+        }
+        if (e.kind == op::new_scalar && e.size == 64 && e.align == 64) aligned_seen = true;
+    }
+    EXPECT_TRUE(aligned_seen) << "operator new(size, align_val_t) keeps its alignment";
+    // Time order, and the realloc names the block it replaced.
+    for (std::size_t i = 1; i < ev.size(); ++i) EXPECT_LE(ev[i - 1].time_ns, ev[i].time_ns);
+    auto m = std::find_if(ev.begin(), ev.end(),
+                          [](const event& e) { return e.kind == op::malloc && e.size == 12345; });
+    auto re = std::find_if(ev.begin(), ev.end(),
+                           [](const event& e) { return e.kind == op::realloc && e.size == 23456; });
+    ASSERT_NE(m, ev.end());
+    ASSERT_NE(re, ev.end());
+    EXPECT_EQ(re->old_ptr, m->ptr);
+    // The call site symbolises to the function that called malloc.
+    rtmem::analyze::symbolizer sym(r);
+    auto stack = r.stack(m->stack);
+    ASSERT_FALSE(stack.empty());
+    EXPECT_NE(sym.symbolize(stack[0]).find("run_basic"), std::string::npos)
+        << sym.symbolize(stack[0]);
+}
+
+TEST_F(record_test, threads_and_cross_thread_frees) {
+    record({"threads"});
+    trace_reader r(trace_path().string());
+    EXPECT_GE(r.thread_count(), 5u);
+    auto rep = rtmem::analyze::analyze_events(r);
+    r.rewind();
+    auto ev = events_of(r);
+    EXPECT_EQ(count(ev, op::malloc, 777), 20000u);
+    EXPECT_GE(rep.cross_thread_frees, 20000u);
+    EXPECT_EQ(rep.unknown_frees, 0u);
+}
+
+TEST_F(record_test, fork_without_follow_keeps_the_child_out) {
+    record({"fork"});
+    trace_reader r(trace_path().string());
+    auto ev = events_of(r);
+    EXPECT_EQ(count_size(ev, 4242), 1u);
+    EXPECT_EQ(count_size(ev, 6161), 1u);
+    EXPECT_EQ(count_size(ev, 5151), 0u);
+    EXPECT_TRUE(child_traces().empty());
+}
+
+TEST_F(record_test, fork_with_follow_traces_the_child_into_its_own_file) {
+    record({"fork"}, {"--follow-fork"});
+    trace_reader r(trace_path().string());
+    auto ev = events_of(r);
+    EXPECT_EQ(count_size(ev, 4242), 1u);
+    EXPECT_EQ(count_size(ev, 5151), 0u);
+    auto children = child_traces();
+    ASSERT_EQ(children.size(), 1u);
+    trace_reader c(children[0].string());
+    auto cev = events_of(c);
+    EXPECT_EQ(count_size(cev, 5151), 1u);
+    EXPECT_EQ(count_size(cev, 4242), 0u) << "the parent's events stay in the parent's file";
+    EXPECT_TRUE(c.complete());
+}
+
+TEST_F(record_test, exec_ends_the_trace_and_the_new_image_is_followed_only_on_request) {
+    record({"exec"});
+    {
+        trace_reader r(trace_path().string());
+        EXPECT_EQ(r.end(), rtmem::analyze::trace_end::exec);
+        auto ev = events_of(r);
+        EXPECT_EQ(count_size(ev, 3131), 1u);
+        EXPECT_EQ(count_size(ev, 3232), 0u);
+        EXPECT_TRUE(child_traces().empty());
+    }
+    record({"exec"}, {"--follow-fork"});
+    auto children = child_traces();
+    ASSERT_EQ(children.size(), 1u);
+    trace_reader c(children[0].string());
+    EXPECT_EQ(count_size(events_of(c), 3232), 1u);
+}
+
+TEST_F(record_test, posix_spawn_child_is_not_traced_into_the_parent_file) {
+    record({"spawn"});
+    trace_reader r(trace_path().string());
+    auto ev = events_of(r);
+    EXPECT_EQ(count_size(ev, 3434), 1u);
+    EXPECT_EQ(count_size(ev, 3535), 1u);
+    EXPECT_EQ(count_size(ev, 3333), 0u);
+}
+
+TEST_F(record_test, dlopened_code_is_recorded_and_symbolised_after_dlclose) {
+    record({"dlopen", RTMEM_TRACE_PLUGIN});
+    trace_reader r(trace_path().string());
+    auto ev = events_of(r);
+    auto it = std::find_if(ev.begin(), ev.end(), [](const event& e) {
+        return e.kind == op::new_scalar && e.size == sizeof(std::vector<char>);
+    });
+    auto data = std::find_if(ev.begin(), ev.end(), [](const event& e) { return e.size == 2727; });
+    ASSERT_NE(it, ev.end());
+    ASSERT_NE(data, ev.end());
+    rtmem::analyze::symbolizer sym(r);
+    std::string all;
+    for (auto ip : r.stack(it->stack)) all += sym.symbolize(ip) + "\n";
+    EXPECT_NE(all.find("trace_plugin_work"), std::string::npos) << all;
+}
+
+TEST_F(record_test, exceptions_and_failed_new_are_recorded) {
+    auto t = record({"exceptions"});
+    EXPECT_EQ(t.out, "caught 101\n");
+    trace_reader r(trace_path().string());
+    auto rep = rtmem::analyze::analyze_events(r);
+    EXPECT_GE(rep.failed, 1u) << "new of 2^62 bytes threw bad_alloc and is counted as failed";
+    EXPECT_GE(rep.allocations, 100u);
+}
+
+TEST_F(record_test, signals_interrupting_the_recorder_lose_nothing) {
+    record({"signals"});
+    trace_reader r(trace_path().string());
+    auto ev = events_of(r);
+    std::size_t n = 0;
+    for (const auto& e : ev) n += e.kind == op::malloc && e.size >= 1000 && e.size < 1007;
+    EXPECT_EQ(n, 100000u);
+}
+
+TEST_F(record_test, static_constructors_and_thread_local_destructors_are_recorded) {
+    record({"tls"});
+    trace_reader r(trace_path().string());
+    auto ev = events_of(r);
+    EXPECT_EQ(count_size(ev, 9191), 1u);
+    EXPECT_EQ(count_size(ev, 8181), 1u);
+    EXPECT_EQ(count_size(ev, 9292), 1u);
+}
+
+struct ending {
+    const char* mode;
+    rtmem::analyze::trace_end end;
+};
+class record_end_test : public record_test, public ::testing::WithParamInterface<ending> {};
+
+TEST_P(record_end_test, the_trace_is_readable_however_the_program_ends) {
+    record({GetParam().mode});
+    trace_reader r(trace_path().string());
+    EXPECT_TRUE(r.complete());
+    EXPECT_EQ(r.end(), GetParam().end);
+    EXPECT_EQ(count_size(events_of(r), 1111), 1u);
+}
+INSTANTIATE_TEST_SUITE_P(endings, record_end_test,
+                         ::testing::Values(ending{"exit", rtmem::analyze::trace_end::exit},
+                                           ending{"_exit", rtmem::analyze::trace_end::quick_exit},
+                                           ending{"abort", rtmem::analyze::trace_end::signal},
+                                           ending{"sigterm", rtmem::analyze::trace_end::signal},
+                                           ending{"segv", rtmem::analyze::trace_end::signal}),
+                         [](const auto& param_info) {
+                             std::string n = param_info.param.mode;
+                             std::replace(n.begin(), n.end(), '_', 'q');
+                             return n;
+                         });
+
+TEST_F(record_test, bad_command_line_exits_2_with_a_message) {
+    auto r = run({RTMEM_CLI, "record", "--depth", "999", "--", "true"}, dir_);
+    EXPECT_TRUE(WIFEXITED(r.status));
+    EXPECT_EQ(WEXITSTATUS(r.status), 2);
+    auto missing = run({RTMEM_CLI, "report", (dir_ / "missing.rtt").string()}, dir_);
+    EXPECT_EQ(WEXITSTATUS(missing.status), 2);
+}
+
+}  // namespace
