@@ -5,17 +5,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "rtmem/analyze/replay_backend.hpp"
-
-#if defined(RTMEM_ANALYZE_HAVE_JEMALLOC)
-extern "C" {  // jemalloc's non-standard API (unprefixed in Debian's build)
-void* mallocx(std::size_t size, int flags);
-void* rallocx(void* p, std::size_t size, int flags);
-void sdallocx(void* p, std::size_t size, int flags);
-int mallctl(const char* name, void* oldp, std::size_t* oldlenp, void* newp, std::size_t newlen);
-}
-#endif
 
 namespace rtmem::analyze {
 namespace {
@@ -168,30 +160,21 @@ struct jemalloc_api {
     void* (*rallocx)(void*, std::size_t, int) = nullptr;
     void (*sdallocx)(void*, std::size_t, int) = nullptr;
     int (*mallctl)(const char*, void*, std::size_t*, void*, std::size_t) = nullptr;
+    std::string error;
     static const jemalloc_api& get() {
         static const jemalloc_api api = [] {
             jemalloc_api a;
-#if defined(RTMEM_ANALYZE_HAVE_JEMALLOC)
-            // Linked: jemalloc's TLS model forbids a late dlopen ("cannot allocate memory in
-            // static TLS block"), so reference it and it is loaded at start.
-            a.mallocx = ::mallocx;
-            a.rallocx = ::rallocx;
-            a.sdallocx = ::sdallocx;
-            a.mallctl = ::mallctl;
-#else
             void* lib = open_library("libjemalloc.so.2");
+            if (lib == nullptr) a.error = dlerror();
             a.mallocx = symbol<decltype(a.mallocx)>(lib, "mallocx");
             a.rallocx = symbol<decltype(a.rallocx)>(lib, "rallocx");
             a.sdallocx = symbol<decltype(a.sdallocx)>(lib, "sdallocx");
             a.mallctl = symbol<decltype(a.mallctl)>(lib, "mallctl");
-#endif
             return a;
         }();
         return api;
     }
-    [[nodiscard]] bool ok() const {
-        return mallocx && rallocx && sdallocx;
-    }
+    [[nodiscard]] bool ok() const { return mallocx && rallocx && sdallocx; }
 };
 
 int lg_align_flag(std::size_t align) noexcept {  // MALLOCX_LG_ALIGN

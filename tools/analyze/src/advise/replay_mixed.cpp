@@ -150,6 +150,7 @@ replay_report replay(const replay_program& program, const advice* a, const repla
     std::string notes;
     for (const auto& rec : a->ranked) {
         if (rec.cls == site_class::general || rec.site >= program.sites) continue;
+        if (o.apply_top != 0 && r.advised.size() == o.apply_top) break;
         std::string why;
         if (detail::make_site_allocator(rec, have_frames, why) == nullptr) {
             if (notes.find(why) == std::string::npos) notes += (notes.empty() ? "" : "; ") + why;
@@ -157,6 +158,18 @@ replay_report replay(const replay_program& program, const advice* a, const repla
         }
         by_site[rec.site] = &rec;
         r.advised.push_back(rec);
+    }
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> site_threads;  // advised (site, thread)
+    {
+        std::vector<std::vector<std::uint32_t>> seen(program.sites);
+        for (const auto& op : program.ops) {
+            if (op.kind == replay_op::frame || by_site[op.site] == nullptr) continue;
+            auto& threads = seen[op.site];
+            if (std::find(threads.begin(), threads.end(), op.thread) == threads.end()) {
+                threads.push_back(op.thread);
+                site_threads.emplace_back(op.site, op.thread);
+            }
+        }
     }
     std::vector<site_violations> last_violations;
     backend_factory f;
@@ -168,6 +181,7 @@ replay_report replay(const replay_program& program, const advice* a, const repla
             if (by_site[s] != nullptr)
                 sites[s] = detail::make_site_allocator(*by_site[s], have_frames, why);
         }
+        for (const auto& [site, thread] : site_threads) sites[site]->prepare(thread);
         return std::make_unique<mixed_backend>(base->make(), std::move(sites), &last_violations);
     };
     mixed = replay_through(program, f, r.repetitions, o.sample_every);

@@ -28,6 +28,8 @@ class site_allocator {
         return nullptr;
     }
     virtual void next_frame() noexcept {}
+    /// Creates the thread's instance now (before the timed replay, as a program would at start).
+    virtual void prepare(std::uint32_t thread) = 0;
     /// Bytes reserved from the system (capacity of every instance).
     [[nodiscard]] virtual std::size_t footprint() const noexcept = 0;
 };

@@ -120,6 +120,8 @@ class stack_site final : public site_allocator {
         return capacity_ * threads_.count();
     }
 
+    void prepare(std::uint32_t thread) override { (void)of(thread); }
+
   private:
     instance& of(std::uint32_t thread) {
         return threads_.get(thread, [&] { return std::make_unique<instance>(capacity_); });
@@ -161,6 +163,8 @@ class linear_site final : public site_allocator {
     [[nodiscard]] std::size_t footprint() const noexcept override {
         return capacity_ * threads_.count();
     }
+
+    void prepare(std::uint32_t thread) override { (void)of(thread); }
 
   private:
     instance& of(std::uint32_t thread) {
@@ -214,6 +218,8 @@ class pool_site final : public site_allocator {
         return block_ * capacity_ * threads_.count();
     }
 
+    void prepare(std::uint32_t thread) override { (void)of(thread); }
+
   private:
     instance& of(std::uint32_t thread) {
         return threads_.get(thread,
@@ -265,6 +271,8 @@ class frame_site final : public site_allocator {
         return bytes_ * N * threads_.count();
     }
 
+    void prepare(std::uint32_t thread) override { (void)of(thread); }
+
   private:
     instance& of(std::uint32_t thread) {
         return threads_.get(thread, [&] { return std::make_unique<instance>(bytes_); });
@@ -294,6 +302,7 @@ class arena_site final : public site_allocator {
     }
     void deallocate(std::uint32_t, void*, std::size_t, std::size_t, std::uint32_t,
                     site_violations&) noexcept override {}
+    void prepare(std::uint32_t) override {}
     [[nodiscard]] std::size_t footprint() const noexcept override {
         return (used_ / chunk_ + 1) * chunk_;
     }

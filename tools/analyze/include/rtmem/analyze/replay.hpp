@@ -41,6 +41,7 @@ struct replay_options {
     std::vector<std::string> backends;      ///< names to run; empty = every available one
     bool mixed = true;                      ///< also the mixed replay (needs advice)
     std::string baseline = "glibc";         ///< what the mixed replay uses for the other sites
+    std::size_t apply_top = 20;             ///< mixed: the N advised sites ranked first (0 = all)
     std::uint64_t sample_every = 1U << 14;  ///< footprint sample period in operations
 };
 
