@@ -1,8 +1,11 @@
 // The thesis's particle scenario (Kaltenbrunn §6.2.2): every frame kills and spawns thousands
 // of particles whose constructor is not trivial — it registers the particle with a rendering
-// "subsystem" (and the destructor unregisters it).
+// "subsystem" (and the destructor unregisters it). Arguments: live population, particles killed
+// and spawned per frame, registration kind (0 dense array slot, 1 plus an id map entry).
 //   new_delete    new Particle(...) / delete
 //   make_unique   std::make_unique<Particle>(...) / unique_ptr reset
+//   pool_alloc    rtmem::pool_allocator + placement new, owned by a unique_ptr with a deleter
+//                 that knows the pool: cheap memory, but the constructor still runs each time.
 //   object_pool   rtmem::object_pool<Particle>, prewarmed: constructed and registered once,
 //                 then only notified (on_exit_free_list(args) / on_enter_free_list()).
 // Each benchmark iteration is one frame; counters give the per-frame time distribution
@@ -18,8 +21,10 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "rtmem/alloc/pool.hpp"
 #include "rtmem/containers/object_pool.hpp"
 
 namespace {
@@ -30,9 +35,16 @@ struct vec3 {
 
 struct particle;
 
-// Stands in for a renderer or physics world that keeps a list of its particles.
+// Stands in for a renderer or physics world that keeps a list of its particles. Two kinds of
+// registration (benchmark argument 3): 0 = a slot in a dense array (cheap: push_back and
+// swap-remove), 1 = also an entry in an id -> particle map, as an entity registry keeps
+// (a hash-node allocation per registration).
 struct subsystem {
+    explicit subsystem(bool registry) : with_registry(registry) {}
+    bool with_registry;
     std::vector<particle*> registered;
+    std::unordered_map<std::uint32_t, particle*> by_id;
+    std::uint32_t next_id = 0;
     std::size_t active = 0;
     void add(particle* p);
     void remove(particle* p);
@@ -41,6 +53,7 @@ struct subsystem {
 struct particle {
     subsystem* owner;
     std::size_t slot = 0;  // index in owner->registered
+    std::uint32_t id = 0;
     bool active = true;
     vec3 position, velocity, color;
     float age = 0, max_age = 0;
@@ -72,8 +85,13 @@ struct particle {
 void subsystem::add(particle* p) {
     p->slot = registered.size();
     registered.push_back(p);
+    if (with_registry) {
+        p->id = next_id++;
+        by_id.emplace(p->id, p);
+    }
 }
 void subsystem::remove(particle* p) {
+    if (with_registry) by_id.erase(p->id);
     particle* last = registered.back();
     registered[p->slot] = last;
     last->slot = p->slot;
@@ -96,6 +114,7 @@ template <class Owner, class Spawn>
 void run_frames(benchmark::State& state, subsystem& sys, Spawn spawn) {
     script s{static_cast<std::size_t>(state.range(0)), static_cast<std::size_t>(state.range(1))};
     sys.registered.reserve(s.population + s.churn);
+    sys.by_id.reserve(s.population + s.churn);
     std::vector<Owner> live;
     live.reserve(s.population + s.churn);
     for (std::size_t i = 0; i < s.population; ++i) live.push_back(spawn(sys, s));
@@ -142,24 +161,46 @@ struct raw_owner {
 };
 
 void BM_new_delete(benchmark::State& state) {
-    subsystem sys;
+    subsystem sys(state.range(2) != 0);
     run_frames<raw_owner>(state, sys, [](subsystem& owner, script& s) {
         return raw_owner(new particle(owner, s.spawn_position(), {0, 1, 0}, 2.0f));
     });
 }
 
 void BM_make_unique(benchmark::State& state) {
-    subsystem sys;
+    subsystem sys(state.range(2) != 0);
     run_frames<std::unique_ptr<particle>>(state, sys, [](subsystem& owner, script& s) {
         return std::make_unique<particle>(owner, s.spawn_position(), vec3{0, 1, 0}, 2.0f);
+    });
+}
+
+struct pool_deleter {
+    rtmem::pool_allocator<>* pool;
+    void operator()(particle* p) const noexcept {
+        p->~particle();
+        pool->deallocate(p, sizeof(particle), alignof(particle));
+    }
+};
+using pool_owned = std::unique_ptr<particle, pool_deleter>;  // two pointers wide
+
+void BM_pool_alloc(benchmark::State& state) {
+    rtmem::pool_allocator<> pool{sizeof(particle), alignof(particle), 4096};
+    subsystem sys(state.range(2) != 0);
+    run_frames<pool_owned>(state, sys, [&](subsystem& owner, script& s) {
+        void* mem = pool.allocate(sizeof(particle), alignof(particle));
+        if (mem == nullptr) throw std::bad_alloc();
+        return pool_owned(::new (mem) particle(owner, s.spawn_position(), vec3{0, 1, 0}, 2.0f),
+                          pool_deleter{&pool});
     });
 }
 
 void BM_object_pool(benchmark::State& state) {
     const auto population = static_cast<std::size_t>(state.range(0));
     const auto churn = static_cast<std::size_t>(state.range(1));
-    subsystem sys;  // the pool's objects register here once, when prewarmed, and stay
+    // The pool's objects register here once, when prewarmed, and stay registered.
+    subsystem sys(state.range(2) != 0);
     sys.registered.reserve(population + churn);
+    sys.by_id.reserve(population + churn);
     rtmem::object_pool<particle> pool{population + churn};
     pool.prewarm(population + churn, sys, vec3{}, vec3{}, 0.0f);
     run_frames<rtmem::pooled_ptr<particle>>(state, sys, [&](subsystem& owner, script& s) {
@@ -167,10 +208,17 @@ void BM_object_pool(benchmark::State& state) {
     });
 }
 
-// population, churn per frame
-#define PARTICLE_ARGS Args({10000, 1000})->Args({10000, 5000})->Args({100000, 10000})
+// population, churn per frame, registration kind
+#define PARTICLE_ARGS              \
+    Args({10000, 1000, 0})         \
+        ->Args({10000, 5000, 0})   \
+        ->Args({100000, 10000, 0}) \
+        ->Args({10000, 1000, 1})   \
+        ->Args({10000, 5000, 1})   \
+        ->Args({100000, 10000, 1})
 BENCHMARK(BM_new_delete)->PARTICLE_ARGS;
 BENCHMARK(BM_make_unique)->PARTICLE_ARGS;
+BENCHMARK(BM_pool_alloc)->PARTICLE_ARGS;
 BENCHMARK(BM_object_pool)->PARTICLE_ARGS;
 
 class ratio_reporter : public benchmark::ConsoleReporter {
@@ -195,7 +243,7 @@ class ratio_reporter : public benchmark::ConsoleReporter {
         std::printf("\nnew_delete / variant (higher = variant faster): cpu, frame p50, p99, max\n");
         for (auto& [args, by] : rows_) {
             const auto& base = by["BM_new_delete"];
-            for (const char* name : {"BM_make_unique", "BM_object_pool"}) {
+            for (const char* name : {"BM_make_unique", "BM_pool_alloc", "BM_object_pool"}) {
                 if (!by.count(name)) continue;
                 const auto& v = by[name];
                 std::printf("  %-14s %-16s %6.2fx %6.2fx %6.2fx %6.2fx\n", args.c_str(), name + 3,

@@ -44,6 +44,9 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #endif
+#if defined(__GLIBC__)
+#include <dlfcn.h>
+#endif
 
 namespace {
 
@@ -66,26 +69,33 @@ struct prefaulted {
     std::size_t size;
 };
 
-// glibc through its own entry points: the peers' shared libraries (mimalloc, jemalloc,
-// tcmalloc) export malloc/free too and, loaded first, replace them in the whole process — so
-// std::malloc here would measure mimalloc, not glibc.
+// glibc's allocator, looked up inside libc.so.6 itself: the peers' shared libraries
+// (mimalloc, tcmalloc, jemalloc) export malloc/free — and mimalloc and tcmalloc even
+// __libc_malloc — and, loaded first, replace them in the whole process. So std::malloc (or
+// __libc_malloc) here would measure mimalloc, not glibc.
+using malloc_fn = void* (*)(std::size_t);
+using free_fn = void (*)(void*);
+struct glibc_entry_points {
+    malloc_fn malloc_ = &std::malloc;
+    free_fn free_ = &std::free;
+    bool genuine = false;
+    glibc_entry_points() {
 #if defined(__GLIBC__)
-extern "C" void* __libc_malloc(std::size_t);  // NOLINT(bugprone-reserved-identifier)
-extern "C" void __libc_free(void*);           // NOLINT(bugprone-reserved-identifier)
-void* glibc_malloc(std::size_t n) {
-    return __libc_malloc(n);
-}
-void glibc_free(void* p) {
-    __libc_free(p);
-}
-#else
-void* glibc_malloc(std::size_t n) {
-    return std::malloc(n);
-}
-void glibc_free(void* p) {
-    std::free(p);
-}
+        if (void* libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD)) {
+            auto* m = reinterpret_cast<malloc_fn>(dlsym(libc, "malloc"));
+            auto* f = reinterpret_cast<free_fn>(dlsym(libc, "free"));
+            if (m != nullptr && f != nullptr) malloc_ = m, free_ = f, genuine = true;
+        }
 #endif
+    }
+};
+const glibc_entry_points glibc;
+void* glibc_malloc(std::size_t n) {
+    return glibc.malloc_(n);
+}
+void glibc_free(void* p) {
+    glibc.free_(p);
+}
 
 struct glibc_heap {
     void* allocate(std::size_t n) { return glibc_malloc(n); }
@@ -613,6 +623,8 @@ class ratio_reporter : public benchmark::ConsoleReporter {
 
 int main(int argc, char** argv) {
     register_all();
+    benchmark::AddCustomContext("glibc_baseline", glibc.genuine ? "libc.so.6 malloc (dlsym)"
+                                                                : "process malloc (may be a peer)");
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     bool console = true;

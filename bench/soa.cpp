@@ -5,6 +5,7 @@
 //   soa_rows       rtmem::soa_vector with AoS syntax: v[i].linear_velocity += ...
 //   soa_range_for  rtmem::soa_vector, for (auto p : v) p.linear_velocity += ...
 //   soa_columns    rtmem::soa_vector through named column spans
+//   *_all_fields   the counter-case: every field updated (AoS vs soa_vector rows)
 // Target: soa_vector within 1.05x of hand_soa, and faster than aos_vector. The ratios are printed
 // after the run (medians when --benchmark_repetitions is given).
 #include <benchmark/benchmark.h>
@@ -166,11 +167,47 @@ void BM_soa_columns(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 
+// The counter-case: a loop that touches every field. SoA now streams 15 columns where AoS
+// streams one array, so its advantage disappears (docs/data-layout.md, "when SoA loses").
+template <class P>
+void touch_all(P&& p) {
+    p.age += dt;
+    p.pending_kill = p.age > p.max_age;
+    p.linear_velocity += p.linear_force * dt;
+    p.position += p.linear_velocity * dt;
+    p.rotation += p.angular_velocity * dt;
+    p.angular_velocity += p.torque * dt;
+    p.scale += p.scale * 0.0f;
+    p.color += 1;
+    p.texture_handle ^= 1;
+    p.flags += p.parent == nullptr && p.user_ptr == nullptr ? 1u : 2u;
+}
+
+void BM_aos_all_fields(benchmark::State& state) {
+    std::vector<Particle> v(static_cast<std::size_t>(state.range(0)));
+    for (auto _ : state) {
+        for (auto& p : v) touch_all(p);
+        benchmark::ClobberMemory();
+    }
+    state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+
+void BM_soa_all_fields(benchmark::State& state) {
+    auto v = make_soa(static_cast<std::size_t>(state.range(0)));
+    for (auto _ : state) {
+        for (auto p : v) touch_all(p);
+        benchmark::ClobberMemory();
+    }
+    state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+
 BENCHMARK(BM_aos_vector)->Arg(5000)->Arg(1000000);
 BENCHMARK(BM_hand_soa)->Arg(5000)->Arg(1000000);
 BENCHMARK(BM_soa_rows)->Arg(5000)->Arg(1000000);
 BENCHMARK(BM_soa_range_for)->Arg(5000)->Arg(1000000);
 BENCHMARK(BM_soa_columns)->Arg(5000)->Arg(1000000);
+BENCHMARK(BM_aos_all_fields)->Arg(5000)->Arg(1000000);
+BENCHMARK(BM_soa_all_fields)->Arg(5000)->Arg(1000000);
 
 // Console output plus, at the end, each variant's time relative to the hand-written SoA.
 class ratio_reporter : public benchmark::ConsoleReporter {
@@ -196,6 +233,9 @@ class ratio_reporter : public benchmark::ConsoleReporter {
             if (by_name.count("BM_aos_vector") && by_name.count("BM_soa_rows"))
                 std::printf("  | aos/soa_rows %.2fx",
                             by_name["BM_aos_vector"] / by_name["BM_soa_rows"]);
+            if (by_name.count("BM_aos_all_fields") && by_name.count("BM_soa_all_fields"))
+                std::printf("  | every field: aos/soa %.2fx",
+                            by_name["BM_aos_all_fields"] / by_name["BM_soa_all_fields"]);
             std::printf("\n");
         }
     }

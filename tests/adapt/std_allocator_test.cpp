@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "rtmem/alloc/pool.hpp"
+#include "rtmem/alloc/tlsf.hpp"
 #include "test_allocators.hpp"
 
 namespace {
@@ -114,5 +116,27 @@ TEST(StdAllocator, OveralignedElementsAreAligned) {
     std::vector<line, alloc<line>> v{alloc<line>(a)};
     v.resize(10);
     EXPECT_TRUE(rtmem::is_aligned(v.data(), 64));
+}
+}  // namespace
+
+namespace {
+TEST(StdAllocator, NodeContainersOnAPoolAndATlsfHeap) {
+    rtmem::pool_allocator<> nodes{64, 16, 256};  // list nodes fit one 64-byte block
+    std::byte memory[1 << 16];
+    rtmem::tlsf_allocator heap{std::span<std::byte>(memory)};
+    {
+        std::list<int, rtmem::std_allocator<int, rtmem::pool_allocator<>>> l{
+            rtmem::std_allocator<int, rtmem::pool_allocator<>>(nodes)};
+        for (int i = 0; i < 1000; ++i) l.push_back(i);
+        EXPECT_EQ(nodes.stats().live_count, 1000u) << "one pool block per node";
+        using map_alloc = rtmem::std_allocator<std::pair<const int, double>, rtmem::tlsf_allocator>;
+        std::map<int, double, std::less<>, map_alloc> m{map_alloc(heap)};
+        for (int i = 0; i < 500; ++i) m.emplace(i, i * 0.5);
+        EXPECT_EQ(m.at(300), 150.0);
+        EXPECT_EQ(heap.stats().live_count, 500u);
+    }
+    EXPECT_EQ(nodes.stats().live_count, 0u);
+    EXPECT_EQ(heap.stats().live_count, 0u);
+    EXPECT_TRUE(nodes.check());
 }
 }  // namespace

@@ -25,10 +25,11 @@ std::string slurp(const fs::path& p) {
 
 // A section from "another module": the registry must put it into the page.
 const bool registered = rtmem::analyze::register_html_section(
-    "Test section", [](rtmem::analyze::event_source&) { return std::string("<p id=\"extra\">extra</p>"); });
+    "Test section",
+    [](rtmem::analyze::event_source&) { return std::string("<p id=\"extra\">extra</p>"); });
 
 class html_test : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         dir_ = fs::temp_directory_path() / ("rtmem_html_" + std::to_string(getpid()));
         fs::create_directories(dir_);
@@ -68,10 +69,11 @@ TEST_F(html_test, headless_chromium_draws_every_chart) {
                       " --html " + html.string() + " 2>/dev/null";
     ASSERT_EQ(std::system(cmd.c_str()), 0);
     fs::path dom = dir_ / "dom.html";
-    std::string browse = "timeout 120 chromium --headless --no-sandbox --disable-gpu "
-                         "--user-data-dir=" + (dir_ / "profile").string() +
-                         " --virtual-time-budget=5000 --dump-dom file://" + html.string() + " >" +
-                         dom.string() + " 2>/dev/null";
+    std::string browse =
+        "timeout 120 chromium --headless --no-sandbox --disable-gpu "
+        "--user-data-dir=" +
+        (dir_ / "profile").string() + " --virtual-time-budget=5000 --dump-dom file://" +
+        html.string() + " >" + dom.string() + " 2>/dev/null";
     ASSERT_EQ(std::system(browse.c_str()), 0);
     std::string out = slurp(dom);
     // 4 canvases, the site table and the flame graph mark themselves drawn.

@@ -56,7 +56,7 @@ TEST(Locked, StressTlsfCrossThreadFrees) {
 }
 
 TEST(Locked, StressPoolCrossThreadFreesWithSpinMutex) {
-    locked<rtmem::pool_allocator<>, spin_mutex> shared{512, 8, 256};  // grows by chunks
+    locked<rtmem::pool_allocator<>, spin_mutex> shared{std::size_t{512}, std::size_t{8}, std::size_t{256}};  // grows by chunks
     rtmem::testing::stress_options o;
     o.max_size = 512;  // one block size fits every request
     const auto r = rtmem::testing::run_stress(shared, o);

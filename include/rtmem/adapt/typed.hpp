@@ -130,7 +130,7 @@ template <class T, allocator A>
 class deleter {
   public:
     explicit deleter(A& a) noexcept : a_(&a) {}
-    void operator()(T* p) const noexcept { destroy(*a_, p); }
+    void operator()(T* p) const noexcept { rtmem::destroy(*a_, p); }
     [[nodiscard]] A& underlying() const noexcept { return *a_; }
 
   private:

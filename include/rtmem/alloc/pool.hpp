@@ -71,8 +71,7 @@ class pool_allocator {
         if (p == nullptr) [[unlikely]]
             return carve_block();
         head_ = *static_cast<void**>(p);
-        ++live_;
-        ++total_;
+        ++total_;  // one counter per operation: live = total - freed
         if constexpr (checked) on_allocate(p);
         return p;
     }
@@ -83,7 +82,7 @@ class pool_allocator {
         if constexpr (checked) {
             if (!on_deallocate(p)) return;
         }
-        --live_;
+        ++freed_;
         *static_cast<void**>(p) = head_;
         head_ = p;
     }
@@ -119,12 +118,14 @@ class pool_allocator {
         for (auto* c = chunks_; c != nullptr; c = c->next) c->prepare(stride_);
         head_ = nullptr;
         carve_ = chunks_;
-        carved_ = live_ = 0;
+        carved_ = 0;
+        freed_ = total_;
     }
 
     [[nodiscard]] rtmem::stats stats() const noexcept {
         const std::size_t peak = carved_ > peak_ ? carved_ : peak_;
-        return rtmem::stats{blocks_ * stride_, live_ * stride_, peak * stride_, live_, total_};
+        const std::size_t live = live_count();
+        return rtmem::stats{blocks_ * stride_, live * stride_, peak * stride_, live, total_};
     }
 
     /// Verifies the free list: every node is a block start of a chunk that was handed out
@@ -138,7 +139,8 @@ class pool_allocator {
     [[nodiscard]] std::size_t block_stride() const noexcept { return stride_; }
     /// Blocks in all chunks (free or live).
     [[nodiscard]] std::size_t capacity_blocks() const noexcept { return blocks_; }
-    [[nodiscard]] std::size_t free_blocks() const noexcept { return blocks_ - live_; }
+    [[nodiscard]] std::size_t free_blocks() const noexcept { return blocks_ - live_count(); }
+    [[nodiscard]] std::size_t live_count() const noexcept { return total_ - freed_; }
 
   private:
     static constexpr bool checked = RTMEM_CHECKS >= 1;
@@ -181,7 +183,6 @@ class pool_allocator {
         void* p = carve_->carve(stride_);
         detail::unpoison(p, stride_);
         ++carved_;
-        ++live_;
         ++total_;
         if constexpr (checked) on_allocate(p);
         return p;
@@ -279,9 +280,9 @@ class pool_allocator {
         stride_ = o.stride_;
         per_chunk_ = o.per_chunk_;
         blocks_ = std::exchange(o.blocks_, 0);
-        live_ = std::exchange(o.live_, 0);
+        freed_ = std::exchange(o.freed_, 0);
         peak_ = o.peak_;
-        total_ = o.total_;
+        total_ = std::exchange(o.total_, 0);
         valid_ = o.valid_;
     }
 
@@ -290,7 +291,7 @@ class pool_allocator {
     detail::pool_chunk* carve_ = nullptr;  // chunk whose never-used blocks go out next
     Upstream* upstream_ = nullptr;
     std::size_t block_size_ = 0, block_align_ = 0, stride_ = 0, per_chunk_ = 0;
-    std::size_t blocks_ = 0, live_ = 0, total_ = 0;
+    std::size_t blocks_ = 0, total_ = 0, freed_ = 0;  // live = total_ - freed_
     std::size_t carved_ = 0;  // blocks handed out at least once since reset: the peak live count
     std::size_t peak_ = 0;    // largest carved_ before a reset
     bool valid_ = false;
@@ -314,10 +315,10 @@ bool pool_allocator<Upstream>::check() const noexcept {
         }
         ++free_count;
     }
-    if (free_count + live_ != carved_) {
+    if (free_count + live_count() != carved_) {
         report_violation(violation_kind::corrupted, name, nullptr, 0,
-                         "%zu free + %zu live blocks, but %zu were handed out", free_count, live_,
-                         carved_);
+                         "%zu free + %zu live blocks, but %zu were handed out", free_count,
+                         live_count(), carved_);
         return false;
     }
     return true;

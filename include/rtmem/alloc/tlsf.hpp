@@ -65,12 +65,23 @@ class tlsf_allocator {
             if (!valid_live_block(p, size, "deallocate")) return;
         }
         block* b = block::from_user(p);
-        account_free(b->size(), size);
-        b->set_free(true);
-        b->next_phys()->set_prev_free(true);
-        b = merge_prev(b);
-        b = merge_next(b);
-        b->link_next();
+        const std::size_t flags = b->size_flags;
+        std::size_t merged = flags & ~std::size_t{3};
+        account_free(merged, size);
+        block* next = b->next_phys();
+        if (next->is_free()) {  // coalesce forward
+            remove_free(next);
+            merged += next->size() + block::overhead;
+        }
+        if (flags & block::prev_free_bit) {  // coalesce backward through the boundary tag
+            block* prev = b->prev_phys;
+            remove_free(prev);
+            merged += prev->size() + block::overhead;
+            b = prev;
+        }
+        b->size_flags = merged | block::this_free_bit;  // a free block's prev is never free
+        block* after = b->link_next();
+        after->size_flags |= block::prev_free_bit;
         insert_free(b);
     }
 
@@ -145,16 +156,23 @@ class tlsf_allocator {
     // Splits off the tail beyond `adjusted` (if it can hold a block), marks b used.
     RTMEM_ALWAYS_INLINE void* hand_out(block* b, std::size_t adjusted,
                                        std::size_t requested) noexcept {
-        if (b->size() >= adjusted + sizeof(block)) {
-            block* rest = split(b, adjusted);  // b is used: rest needs no boundary tag
-            rest->set_prev_free(false);
-            rest->set_free(true);
-            rest->link_next()->set_prev_free(true);
+        const std::size_t flags = b->size_flags;
+        const std::size_t size = flags & ~std::size_t{3};
+        const std::size_t prev_bit = flags & block::prev_free_bit;  // set after an aligned split
+        if (size >= adjusted + sizeof(block)) {
+            // The tail stays free: its prev (b) is used; its next already knows a free block
+            // precedes it and only needs the new boundary tag.
+            auto* rest = reinterpret_cast<block*>(b->user() + adjusted - block::overhead);
+            rest->size_flags = (size - adjusted - block::overhead) | block::this_free_bit;
+            b->size_flags = adjusted | prev_bit;
+            rest->link_next();
             insert_free(rest);
+            account_allocate(adjusted, requested);
+        } else {
+            b->size_flags = size | prev_bit;
+            b->next_phys()->set_prev_free(false);
+            account_allocate(size, requested);
         }
-        b->set_free(false);
-        b->next_phys()->set_prev_free(false);
-        account_allocate(b->size(), requested);
         return b->user();
     }
 

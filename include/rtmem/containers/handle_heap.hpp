@@ -228,6 +228,9 @@ class handle_heap {
         }
         cursor_ = nil;
         r.complete = true;
+#if RTMEM_CHECKS >= 2
+        (void)check();  // expensive walk: only at the highest check level
+#endif
         return r;
     }
 

@@ -32,9 +32,10 @@ enum class notifier_rules : unsigned {
 enum class pool_growth { fixed, chunks };
 
 /// The default function-object notifier: does nothing and costs nothing.
+/// (It takes no acquire arguments, so it never counts as a notifier that consumes them.)
 struct no_notifier {
-    template <class T, class... A>
-    void operator()(T&, A&&...) const noexcept {}
+    template <class T>
+    void operator()(T&) const noexcept {}
 };
 
 /// T declares the thesis's member notifiers (detected at compile time, called directly).

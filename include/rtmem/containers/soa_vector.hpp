@@ -217,7 +217,7 @@ class soa_vector {
     }
     ~soa_vector() {
         clear();
-        up_->deallocate(block_, block_bytes_, layout::block_alignment);
+        up_->deallocate(block_, block_bytes_, layout::block_alignment(capacity_));
     }
     void swap(soa_vector& other) noexcept {
         std::swap(up_, other.up_);
@@ -287,7 +287,7 @@ class soa_vector {
     }
     void shrink_to_fit() {
         if (size_ == 0) {
-            up_->deallocate(block_, block_bytes_, layout::block_alignment);
+            up_->deallocate(block_, block_bytes_, layout::block_alignment(capacity_));
             block_ = nullptr, block_bytes_ = 0, capacity_ = 0, cols_ = {};
         } else if (size_ < capacity_) {
             reallocate(size_);
@@ -309,8 +309,14 @@ class soa_vector {
     /// Appends a row built field by field: one argument per field, in declaration order.
     template <class... A>
     requires(sizeof...(A) == field_count) reference emplace_back(A&&... args) {
-        grow_for_one();
-        construct_row(size_, std::forward_as_tuple(std::forward<A>(args)...));
+        if (size_ == capacity_) [[unlikely]] {
+            // The arguments may refer into this vector: take them before the columns move.
+            field_types fields(std::forward<A>(args)...);
+            grow_for_one();
+            construct_row(size_, as_rvalues(fields));
+        } else {
+            construct_row(size_, std::forward_as_tuple(std::forward<A>(args)...));
+        }
         return (*this)[size_++];
     }
     void pop_back() noexcept {
@@ -423,7 +429,7 @@ class soa_vector {
     }
 
     template <class Tuple>
-    static auto as_rvalues(const Tuple& t) noexcept {
+    static auto as_rvalues(Tuple&& t) noexcept {
         return std::apply([](auto&... f) { return std::forward_as_tuple(std::move(f)...); }, t);
     }
 
@@ -462,7 +468,7 @@ class soa_vector {
         std::array<std::size_t, field_count> offsets{};
         std::size_t bytes = 0;
         if (!layout::offsets(n, offsets, bytes)) throw std::bad_alloc();
-        auto* block = static_cast<std::byte*>(up_->allocate(bytes, layout::block_alignment));
+        auto* block = static_cast<std::byte*>(up_->allocate(bytes, layout::block_alignment(n)));
         if (block == nullptr) throw std::bad_alloc();
         std::array<void*, field_count> cols{};
         for (std::size_t k = 0; k < field_count; ++k) cols[k] = block + offsets[k];
@@ -472,7 +478,7 @@ class soa_vector {
             std::uninitialized_move(src, src + size_, static_cast<F*>(cols[I]));
             std::destroy(src, src + size_);
         });
-        up_->deallocate(block_, block_bytes_, layout::block_alignment);
+        up_->deallocate(block_, block_bytes_, layout::block_alignment(capacity_));
         block_ = block, block_bytes_ = bytes, cols_ = cols, capacity_ = n;
     }
 

@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <source_location>
 #include <string_view>
 
 #include "rtmem/core/allocator.hpp"
+#include "rtmem/detail/source_location.hpp"
 
 namespace rtmem {
 
@@ -28,8 +28,8 @@ struct guarded_options {
     std::size_t quarantine = 64;  ///< freed blocks held back (double free / use after free)
 };
 
-/// Wraps an upstream A it refers to. Single-threaded like every rtmem allocator (use
-/// locked<guarded<A>>... or guard a locked upstream). The foreign-pointer check reads the header
+/// Wraps an upstream A it refers to. Single-threaded like every rtmem allocator: share it between
+/// threads as locked<guarded<A>>. The foreign-pointer check reads the header
 /// bytes just before the pointer; double frees are detected while the block is still in the
 /// quarantine (the last `quarantine` frees).
 template <allocator A>
@@ -65,7 +65,7 @@ class guarded {
 
     [[nodiscard]] void* allocate(
         std::size_t size, std::size_t align = default_alignment,
-        std::source_location where = std::source_location::current()) noexcept {
+        rtmem::source_location where = rtmem::source_location::current()) noexcept {
         if (!is_pow2(align)) [[unlikely]] {
             report_violation(violation_kind::bad_alignment, name, nullptr, size,
                              "alignment %zu is not a power of two (%s:%u)", align,
@@ -106,19 +106,20 @@ class guarded {
     }
 
     void deallocate(void* p, std::size_t size, std::size_t align = default_alignment,
-                    std::source_location where = std::source_location::current()) noexcept {
+                    rtmem::source_location where = rtmem::source_location::current()) noexcept {
         if (p == nullptr) return;
         auto* user = static_cast<std::byte*>(p);
-        if constexpr (owning_allocator<A>) {
-            if (!up_->owns(p)) [[unlikely]]
-                return report(violation_kind::foreign_pointer, p, size, where,
-                              "not allocated by this guarded allocator");
-        }
         header* h = header_of(user);
         if (!sealed(h)) [[unlikely]]
             return report(violation_kind::foreign_pointer, p, size, where,
                           "no valid guard header before the pointer (not from this allocator, "
                           "or a header destroyed by an underflow)");
+        if constexpr (owning_allocator<A>) {
+            // A header that verifies but lies outside the upstream's memory was copied there.
+            if (!up_->owns(user - front_of(h))) [[unlikely]]
+                return report(violation_kind::foreign_pointer, p, size, where,
+                              "not allocated by this guarded allocator's upstream");
+        }
         if (h->state == freed_state) [[unlikely]]
             return report_block(violation_kind::double_free, h, where, "block freed twice");
         if (h->size != size || h->align != align) [[unlikely]]
@@ -173,8 +174,8 @@ class guarded {
         header* next;
         std::size_t size;
         std::size_t align;
-        std::source_location allocated_at;
-        std::source_location freed_at;
+        rtmem::source_location allocated_at;
+        rtmem::source_location freed_at;
         std::uint64_t checksum;
         std::uint32_t state;
     };
@@ -213,7 +214,7 @@ class guarded {
                h->checksum == checksum_of(h) && is_pow2(h->align);
     }
 
-    bool fences_intact(const header* h, const std::source_location& where) const noexcept {
+    bool fences_intact(const header* h, const rtmem::source_location& where) const noexcept {
         const std::byte* user = user_of(h);
         for (std::size_t i = 1; i <= fence_; ++i)
             if (user[-static_cast<std::ptrdiff_t>(i)] != guard_pattern::fence) {
@@ -266,14 +267,14 @@ class guarded {
     }
 
     void report(violation_kind kind, const void* p, std::size_t size,
-                const std::source_location& where, const char* what) const noexcept {
+                const rtmem::source_location& where, const char* what) const noexcept {
         report_violation(kind, name, p, size, "%s: %p (%zu bytes) at %s:%u in %s", what, p, size,
                          where.file_name(), static_cast<unsigned>(where.line()),
                          where.function_name());
     }
 
     template <class... Args>
-    void report_block(violation_kind kind, const header* h, const std::source_location& where,
+    void report_block(violation_kind kind, const header* h, const rtmem::source_location& where,
                       const char* fmt, Args... args) const noexcept {
         char what[160];
         if constexpr (sizeof...(Args) == 0) {

@@ -11,12 +11,12 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <source_location>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "rtmem/core/allocator.hpp"
+#include "rtmem/detail/source_location.hpp"
 #include "rtmem/diag/tag.hpp"
 #include "rtmem/sync/cache_aligned.hpp"
 #include "rtmem/sync/per_thread.hpp"
@@ -42,7 +42,7 @@ struct budget_event {
     std::size_t budget;       ///< the tag's budget in bytes
     std::size_t live_bytes;   ///< the tag's live bytes if the allocation goes ahead
     std::size_t request;      ///< the requested size
-    std::source_location where;
+    rtmem::source_location where;
 };
 
 enum class budget_action { allow, deny };
@@ -55,7 +55,7 @@ struct live_block {
     const void* pointer;
     std::size_t size;
     rtmem::tag tag;
-    std::source_location where;
+    rtmem::source_location where;
 };
 
 namespace detail {
@@ -100,14 +100,14 @@ class tracked {
     /// Charges the block to the calling thread's current tag (see tag_scope).
     [[nodiscard]] void* allocate(
         std::size_t size, std::size_t align = default_alignment,
-        std::source_location where = std::source_location::current()) noexcept {
+        rtmem::source_location where = rtmem::source_location::current()) noexcept {
         return allocate(size, align, current_tag(), where);
     }
 
     /// Charges the block to t.
     [[nodiscard]] void* allocate(
         std::size_t size, std::size_t align, rtmem::tag t,
-        std::source_location where = std::source_location::current()) noexcept {
+        rtmem::source_location where = rtmem::source_location::current()) noexcept {
         if (!is_pow2(align)) [[unlikely]] {
             report_violation(violation_kind::bad_alignment, name, nullptr, size,
                              "alignment %zu is not a power of two", align);
@@ -233,7 +233,7 @@ class tracked {
         header* prev;
         header* next;
         std::size_t size;
-        std::source_location where;
+        rtmem::source_location where;
         std::uint32_t magic;
         std::uint16_t tag;
     };
@@ -273,7 +273,7 @@ class tracked {
     }
 
     // Adds size to t and every ancestor, checking budgets; undoes everything when denied.
-    bool charge(rtmem::tag t, std::size_t size, const std::source_location& where) noexcept {
+    bool charge(rtmem::tag t, std::size_t size, const rtmem::source_location& where) noexcept {
         t_->bytes[t.id()]->self_live.fetch_add(size, std::memory_order_relaxed);
         for (rtmem::tag a = t;; a = a.parent()) {
             auto& b = *t_->bytes[a.id()];
