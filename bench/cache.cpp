@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "malloc_origin.hpp"
 #include "suite_mode.hpp"
 
 namespace {
@@ -154,6 +155,7 @@ int main(int argc, char** argv) {
             }
         }
     }
+    rtmem::bench::record_malloc_origin();
     benchmark::Initialize(&argc, argv);
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

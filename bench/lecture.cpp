@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "floors.hpp"
+#include "malloc_origin.hpp"
 #include "suite_mode.hpp"
 
 #if __has_include(<rtmem/alloc/arena.hpp>)
@@ -335,6 +336,7 @@ int main(int argc, char** argv) {
     RegisterBenchmark("lecture/array/column_major", grid_bench, false)
         ->Unit(benchmark::kMillisecond);
     RegisterBenchmark("lecture/array/row_major", grid_bench, true)->Unit(benchmark::kMillisecond);
+    rtmem::bench::record_malloc_origin();
     benchmark::Initialize(&argc, argv);
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

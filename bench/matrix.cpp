@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "malloc_origin.hpp"
 #include "suite_mode.hpp"
 
 namespace {
@@ -97,6 +98,7 @@ int main(int argc, char** argv) {
             b->Unit(benchmark::kMillisecond);
         }
     }
+    rtmem::bench::record_malloc_origin();
     benchmark::Initialize(&argc, argv);
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

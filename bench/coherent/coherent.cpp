@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "floors.hpp"
+#include "malloc_origin.hpp"
 #include "suite_mode.hpp"
 
 #ifdef RTMEM_HAVE_ABSL
@@ -186,6 +187,7 @@ int main(int argc, char** argv) {
             ->Unit(benchmark::kMicrosecond);
 #endif
     }
+    rtmem::bench::record_malloc_origin();
     benchmark::Initialize(&argc, argv);
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

@@ -487,6 +487,15 @@ def main():
     for label, seed_text, seed, ours in rep.headline:
         seed_cell = f"{fmtx(seed)} ({seed_text})" if seed else seed_text
         rep.lines.append(f"| {label} | {seed_cell} | {fmtx(ours)} |")
+    origins = {p: c.get("process_malloc", "not recorded") for p, c in results.contexts.items()}
+    if origins:
+        rep.lines += ["", "`malloc` resolves to, per program (a peer that exports `malloc` and is "
+                      "linked first replaces glibc's for every `new`; see docs/benchmarks.md): " +
+                      ", ".join(f"{p}: `{o}`" for p, o in sorted(origins.items())) + "."]
+        odd = [p for p, o in origins.items() if not o.startswith("libc.so")]
+        if odd:
+            rep.lines += ["", "**Caution:** in " + ", ".join(sorted(odd)) + " `malloc` is not "
+                          "glibc's, so their malloc/new figures measure that library."]
     rep.lines += body
     with open(os.path.join(out, "REPORT.md"), "w") as f:
         f.write("\n".join(rep.lines) + "\n")

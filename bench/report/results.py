@@ -40,6 +40,7 @@ class Results:
         self.directory = directory
         self.programs = {}
         self.context = {}
+        self.contexts = {}  # per program: the JSON context (process_malloc among others)
         self.used = set()  # (program, name) pairs a section reported; the rest go to the appendix
         for path in sorted(glob.glob(os.path.join(directory, "*.json"))):
             try:
@@ -51,6 +52,7 @@ class Results:
                 continue
             program = os.path.basename(path)[: -len(".json")].replace("rtmem_bench_", "")
             self.context = self.context or data.get("context", {})
+            self.contexts[program] = data.get("context", {})
             runs = self.programs.setdefault(program, {})
             for b in data["benchmarks"]:
                 name = clean_name(b.get("run_name", b["name"]))
