@@ -12,18 +12,6 @@
 
 #include "floors.hpp"
 
-#if __has_include(<rtmem/alloc/linear.hpp>)
-#include <rtmem/alloc/linear.hpp>
-#define RTMEM_PERF_LINEAR 1
-#endif
-#if __has_include(<rtmem/alloc/pool.hpp>)
-#include <rtmem/alloc/pool.hpp>
-#define RTMEM_PERF_POOL 1
-#endif
-#if __has_include(<rtmem/alloc/tlsf.hpp>)
-#include <rtmem/alloc/tlsf.hpp>
-#define RTMEM_PERF_TLSF 1
-#endif
 
 // Out of line, unmangled and never cloned or specialised, so callgrind finds it by name.
 #if defined(__clang__)
@@ -49,27 +37,6 @@ RTMEM_PERF_CASE void* rtmem_perf_floor_free_list_pair(rtmem::bench::free_list_fl
     return p;
 }
 
-#ifdef RTMEM_PERF_LINEAR
-RTMEM_PERF_CASE void* rtmem_perf_linear_allocate(rtmem::linear_allocator<>* a) {
-    return a->allocate(block, 16);
-}
-#endif
-#ifdef RTMEM_PERF_POOL
-RTMEM_PERF_CASE void* rtmem_perf_pool_pair(rtmem::pool_allocator<>* a) {
-    void* p = a->allocate(block, 16);
-    a->deallocate(p, block, 16);
-    return p;
-}
-#endif
-#ifdef RTMEM_PERF_TLSF
-// Allocate splits a small block off the one large free block (bitmap search for a bigger class,
-// split, insert the remainder); free merges it back with that remainder (remove, merge, insert).
-RTMEM_PERF_CASE void* rtmem_perf_tlsf_worst_pair(rtmem::tlsf_allocator* a) {
-    void* p = a->allocate(block, 16);
-    a->deallocate(p, block, 16);
-    return p;
-}
-#endif
 
 namespace {
 
@@ -106,27 +73,6 @@ int main(int argc, char** argv) {
         rtmem::bench::free_list_floor a(block, 64);
         return repeat(calls, [&] { return rtmem_perf_floor_free_list_pair(&a); });
     }
-#ifdef RTMEM_PERF_LINEAR
-    if (which == "linear_allocate") {
-        std::vector<std::byte> buffer(capacity);
-        rtmem::linear_allocator<> a{std::span<std::byte>(buffer)};
-        return repeat(calls, [&] { return rtmem_perf_linear_allocate(&a); });
-    }
-#endif
-#ifdef RTMEM_PERF_POOL
-    if (which == "pool_pair") {
-        std::vector<std::byte> buffer(64 * 1024);
-        rtmem::pool_allocator<> a{std::span<std::byte>(buffer), block, 16};
-        return repeat(calls, [&] { return rtmem_perf_pool_pair(&a); });
-    }
-#endif
-#ifdef RTMEM_PERF_TLSF
-    if (which == "tlsf_worst_pair") {
-        std::vector<std::byte> buffer(1 << 20);
-        rtmem::tlsf_allocator a{std::span<std::byte>(buffer)};
-        return repeat(calls, [&] { return rtmem_perf_tlsf_worst_pair(&a); });
-    }
-#endif
     std::fprintf(stderr, "unknown or unavailable case '%s'\n", argv[1]);
     return 2;
 }
