@@ -20,6 +20,8 @@ inline std::string malloc_origin() {
 }
 
 /// Adds "process_malloc" to the JSON context (call before benchmark::Initialize).
-inline void record_malloc_origin() { benchmark::AddCustomContext("process_malloc", malloc_origin()); }
+inline void record_malloc_origin() {
+    benchmark::AddCustomContext("process_malloc", malloc_origin());
+}
 
 }  // namespace rtmem::bench
