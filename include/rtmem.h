@@ -1,0 +1,71 @@
+/* rtmem C API: the Weaver arena (two stacks in one mapping, with memory points) and the
+ * tracer's frame marker. Compiles as C11 and as C++.
+ *
+ * Errors: functions that fail return NULL / false / 0 and set this thread's last error, read
+ * with rtmem_last_error() (successful calls set RTMEM_OK). Nothing here aborts on bad
+ * arguments. */
+#ifndef RTMEM_H
+#define RTMEM_H
+
+#include <stddef.h>
+#ifndef __cplusplus
+#include <stdbool.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Sides of an arena: LEFT grows up from the start, RIGHT grows down from the end. */
+#define RTMEM_SIDE_LEFT 0
+#define RTMEM_SIDE_RIGHT 1
+
+typedef enum rtmem_error {
+    RTMEM_OK = 0,
+    RTMEM_ERROR_NULL_ARENA,     /**< the arena argument was NULL */
+    RTMEM_ERROR_BAD_ALIGNMENT,  /**< alignment neither 0 nor a power of two */
+    RTMEM_ERROR_BAD_SIDE,       /**< side neither RTMEM_SIDE_LEFT nor RTMEM_SIDE_RIGHT */
+    RTMEM_ERROR_OUT_OF_MEMORY,  /**< the two sides would meet, or the OS refused the mapping */
+    RTMEM_ERROR_BAD_SIZE        /**< size arithmetic overflows */
+} rtmem_error;
+
+/** An arena: one mapping holding its own header, a mutex, and two stacks. Thread-safe. */
+typedef struct rtmem_arena rtmem_arena;
+
+/** Maps `bytes` (plus the header, rounded up to whole pages) with one mmap. NULL on failure. */
+rtmem_arena* rtmem_arena_create(size_t bytes);
+
+/** Unmaps the arena. Returns false when blocks or memory points were still live (the arena is
+ * destroyed anyway), or when arena is NULL. */
+bool rtmem_arena_destroy(rtmem_arena* arena);
+
+/** `size` bytes from one side, aligned to `alignment` (0 means alignof(max_align_t); otherwise a
+ * power of two). Size 0 gives a unique pointer. NULL when the sides would meet. */
+void* rtmem_arena_alloc(rtmem_arena* arena, size_t alignment, int side, size_t size);
+
+/** Pushes a memory point on `side` (it takes a few bytes of that side). False on error. */
+bool rtmem_arena_mark(rtmem_arena* arena, int side);
+
+/** Frees `side` back to its last memory point and pops it, or empties the side when it has
+ * none. */
+void rtmem_arena_rewind(rtmem_arena* arena, int side);
+
+/** Bytes between the two sides (0 for NULL). */
+size_t rtmem_arena_remaining(const rtmem_arena* arena);
+
+/** High-water mark of the bytes used by both sides together (0 for NULL). */
+size_t rtmem_arena_peak(const rtmem_arena* arena);
+
+/** The error of this thread's last rtmem call, and a short English description of an error. */
+rtmem_error rtmem_last_error(void);
+const char* rtmem_error_string(rtmem_error error);
+
+/** Marks a frame boundary for the allocation tracer (`rtmem record`); a no-op when the program
+ * is not being traced. Call it once per frame, e.g. after presenting. */
+void rtmem_trace_frame(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RTMEM_H */

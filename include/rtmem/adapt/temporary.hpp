@@ -1,0 +1,115 @@
+// Thread-local temporaries: a per-thread arena for short-lived data (temporary STL containers
+// in a function called every frame), freed by scope instead of one free per element.
+#pragma once
+#include <cstddef>
+#include <memory_resource>
+#include <new>
+
+#include "rtmem/alloc/arena.hpp"
+
+namespace rtmem {
+
+/// This thread's temporary arena: 64 KiB chunks growing geometrically to 16 MiB, chunks kept on
+/// rewind so a warm thread makes no heap call. Only use it inside a temp_scope, so everything
+/// comes back when the scope ends.
+[[nodiscard]] inline arena& temporary_allocator() noexcept {
+    thread_local arena a{arena_options{.chunk_size = 64 * 1024,
+                                       .growth = arena_growth::geometric,
+                                       .max_chunk_size = std::size_t{16} << 20,
+                                       .keep_chunks = true}};
+    return a;
+}
+
+namespace detail {
+
+/// std::pmr view of this thread's temporary arena: deallocate does nothing (the scope frees).
+/// Exhaustion throws std::bad_alloc, as the memory_resource contract requires.
+class temporary_resource final : public std::pmr::memory_resource {
+    void* do_allocate(std::size_t bytes, std::size_t align) override {
+        void* p = temporary_allocator().allocate(bytes, align);
+        if (p == nullptr) throw std::bad_alloc();
+        return p;
+    }
+    void do_deallocate(void*, std::size_t, std::size_t) override {}
+    [[nodiscard]] bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override {
+        return this == &o;
+    }
+};
+
+struct temp_scope_link {
+    void* innermost = nullptr;
+};
+inline temp_scope_link& temp_scopes() noexcept {
+    thread_local temp_scope_link link;
+    return link;
+}
+
+}  // namespace detail
+
+/// This thread's temporary arena as a std::pmr::memory_resource.
+[[nodiscard]] inline std::pmr::memory_resource* temporary_resource() noexcept {
+    thread_local detail::temporary_resource r;
+    return &r;
+}
+
+/// Marks this thread's temporary arena on construction and rewinds it on destruction. Scopes
+/// nest; they must end innermost first. Ending a scope while a scope opened inside it is still
+/// alive is a lifo_order violation: that rewind is skipped (memory is freed later, by an outer
+/// scope) so the inner scope's blocks stay valid.
+///
+///     void update() {
+///         rtmem::temp_scope scope;
+///         std::pmr::vector<int> visible{scope.resource()};   // no heap call once warm
+///     }
+class temp_scope {
+public:
+    static constexpr std::string_view name = "temp_scope";
+
+    temp_scope() noexcept
+        : marker_(temporary_allocator().marker()), outer_(detail::temp_scopes().innermost) {
+        detail::temp_scopes().innermost = this;
+    }
+    ~temp_scope() {
+        auto& link = detail::temp_scopes();
+        if (link.innermost != this) [[unlikely]] {
+            report_violation(violation_kind::lifo_order, name, this, 0,
+                             "temp_scope %p ended while a scope opened inside it is still alive",
+                             static_cast<const void*>(this));
+            unlink();
+            return;
+        }
+        link.innermost = outer_;
+        temporary_allocator().rewind(marker_);
+    }
+    temp_scope(const temp_scope&) = delete;
+    temp_scope& operator=(const temp_scope&) = delete;
+
+    [[nodiscard]] arena& allocator() const noexcept { return temporary_allocator(); }
+    [[nodiscard]] std::pmr::memory_resource* resource() const noexcept {
+        return temporary_resource();
+    }
+    /// Shortcut: size bytes from the thread's arena (nullptr when the upstream is exhausted).
+    [[nodiscard]] void* allocate(std::size_t size,
+                                 std::size_t align = default_alignment) const noexcept {
+        return temporary_allocator().allocate(size, align);
+    }
+
+private:
+    // Removes this scope from the chain without rewinding (out-of-order end).
+    void unlink() noexcept {
+        auto& link = detail::temp_scopes();
+        for (void* s = link.innermost; s != nullptr;) {
+            auto* scope = static_cast<temp_scope*>(s);
+            if (scope->outer_ == this) {
+                scope->outer_ = outer_;
+                return;
+            }
+            s = scope->outer_;
+        }
+    }
+
+    arena::marker_type marker_;
+    void* outer_;
+};
+
+}  // namespace rtmem

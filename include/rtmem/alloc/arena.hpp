@@ -1,0 +1,149 @@
+// arena: a growable linear allocator over a chain of chunks from an upstream.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "rtmem/core/allocator.hpp"
+#include "rtmem/detail/bump.hpp"
+#include "rtmem/detail/sanitizer.hpp"
+
+namespace rtmem {
+
+/// How an arena sizes the chunks it asks its upstream for.
+enum class arena_growth {
+    fixed,      ///< every chunk is chunk_size bytes
+    geometric,  ///< each new chunk doubles the previous one, up to max_chunk_size
+};
+
+struct arena_options {
+    std::size_t chunk_size = 64 * 1024;  ///< bytes per chunk (header included), or the first one
+    arena_growth growth = arena_growth::fixed;
+    std::size_t max_chunk_size = std::size_t{64} << 20;  ///< cap for geometric growth
+    /// false: chunks freed by rewind()/reset() go back to the upstream at once.
+    /// true: they are kept in a cache for the next chunks (shrink_to_fit() hands them back).
+    bool keep_chunks = false;
+};
+
+/// A linear allocator that grows: when the current chunk is full it takes another from the
+/// upstream; a request larger than a chunk gets a dedicated chunk of its own (the current chunk
+/// keeps its free space). Markers work across chunks: rewind() hands back (or caches) every
+/// chunk newer than the marker. reset() keeps the oldest chunk so a per-frame arena stops
+/// calling its upstream once warm. deallocate does nothing.
+class arena {
+public:
+    static constexpr std::string_view name = "arena";
+
+    struct chunk;
+    struct marker_type {
+        chunk* regular = nullptr;  // chunk that held the top (nullptr: none yet)
+        std::byte* top = nullptr;
+        chunk* dedicated = nullptr;  // newest dedicated chunk at the time
+        std::size_t live = 0;
+#if RTMEM_CHECKS
+        std::uint64_t regular_serial = 0;
+        std::uint64_t dedicated_serial = 0;
+        std::uint32_t owner = 0;
+#endif
+    };
+
+    explicit arena(arena_options options = {}) noexcept
+        : arena(options, detail::upstream_ref()) {}
+    template <allocator Upstream>
+    arena(arena_options options, Upstream& upstream) noexcept
+        : arena(options, detail::upstream_ref(upstream)) {}
+    explicit arena(std::size_t chunk_bytes) noexcept
+        : arena(arena_options{.chunk_size = chunk_bytes}, detail::upstream_ref()) {}
+    template <allocator Upstream>
+    arena(std::size_t chunk_bytes, Upstream& upstream) noexcept
+        : arena(arena_options{.chunk_size = chunk_bytes}, detail::upstream_ref(upstream)) {}
+    arena(arena_options options, detail::upstream_ref upstream) noexcept;
+
+    arena(arena&& o) noexcept;
+    arena& operator=(arena&& o) noexcept;
+    arena(const arena&) = delete;
+    arena& operator=(const arena&) = delete;
+    ~arena();
+
+    [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(std::size_t size,
+                                                     std::size_t align = default_alignment) noexcept {
+#if RTMEM_CHECKS
+        if (!is_pow2(align)) [[unlikely]]
+            return bad_alignment(size, align);
+#endif
+        size += static_cast<std::size_t>(size == 0);
+        std::byte* p = detail::bump(top_, end_, size, align);
+        if (p == nullptr) [[unlikely]]
+            return grow(size, align);
+        top_ = p + size;
+        ++total_;
+        detail::unpoison(p, size);
+        return p;
+    }
+
+    /// Does nothing (blocks come back by rewind or reset). With checks at level 2 a pointer the
+    /// arena does not own is reported (owns() walks the chunks).
+    void deallocate(void* p, std::size_t size, std::size_t align = default_alignment) noexcept {
+        (void)align;
+#if RTMEM_CHECKS >= 2
+        if (p != nullptr && !owns(p)) [[unlikely]]
+            report_violation(violation_kind::foreign_pointer, name, p, size,
+                             "deallocate of %p: not a block of this arena", p);
+#else
+        (void)p;
+        (void)size;
+#endif
+    }
+
+    [[nodiscard]] marker_type marker() const noexcept;
+    /// Frees every block allocated after m; chunks newer than m go back to the upstream (or the
+    /// cache). A marker already rewound past or from another arena is a stale_marker violation.
+    void rewind(marker_type m) noexcept;
+    /// Frees every block; keeps the oldest chunk, hands back (or caches) the others.
+    void reset() noexcept;
+    /// Hands back the cached chunks, and the kept chunk too when the arena is empty.
+    void shrink_to_fit() noexcept;
+
+    [[nodiscard]] bool owns(const void* p) const noexcept;
+    [[nodiscard]] rtmem::stats stats() const noexcept;
+    [[nodiscard]] bool check() const noexcept;
+
+    /// Bytes held from the upstream (chunks in use and cached).
+    [[nodiscard]] std::size_t reserved_bytes() const noexcept { return reserved_; }
+    /// Chunks in use (regular and dedicated) and cached.
+    [[nodiscard]] std::size_t chunk_count() const noexcept { return chunks_; }
+    [[nodiscard]] std::size_t cached_chunk_count() const noexcept { return cached_; }
+    [[nodiscard]] const arena_options& options() const noexcept { return options_; }
+
+private:
+    RTMEM_NOINLINE void* grow(std::size_t size, std::size_t align) noexcept;
+    RTMEM_NOINLINE void* bad_alignment(std::size_t size, std::size_t align) const noexcept;
+    chunk* new_chunk(std::size_t bytes) noexcept;
+    void retire(chunk* c) noexcept;
+    void drop_regular_until(chunk* keep, bool keep_oldest) noexcept;
+    void drop_dedicated_until(const chunk* keep) noexcept;
+    [[nodiscard]] bool valid(const marker_type& m) const noexcept;
+    [[nodiscard]] std::size_t used() const noexcept;
+    void note_peak() noexcept;
+    void release_all() noexcept;
+
+    chunk* head_ = nullptr;       // current regular chunk (newest)
+    std::byte* top_ = nullptr;    // bump pointer in head_
+    std::byte* end_ = nullptr;    // end of head_
+    chunk* dedicated_ = nullptr;  // newest dedicated chunk
+    chunk* cache_ = nullptr;      // retired chunks kept for reuse (keep_chunks)
+    std::size_t dedicated_used_ = 0;
+    std::size_t base_ = 0;
+    std::size_t total_ = 0;
+    std::size_t peak_ = 0;
+    std::size_t next_chunk_ = 0;
+    std::size_t reserved_ = 0;
+    std::size_t chunks_ = 0;
+    std::size_t cached_ = 0;
+    std::uint64_t serial_ = 0;
+    std::uint32_t owner_ = detail::next_owner_tag();
+    arena_options options_;
+    detail::upstream_ref upstream_;
+};
+
+}  // namespace rtmem

@@ -1,0 +1,305 @@
+// pool_allocator: blocks of one size and alignment, O(1) allocate/free through an intrusive
+// free list (a pop and a push), over a caller buffer or growing by whole chunks from an upstream.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string_view>
+#include <utility>
+
+#include "rtmem/core/allocator.hpp"
+#include "rtmem/core/malloc_allocator.hpp"
+#include "rtmem/detail/pool_chunk.hpp"
+#include "rtmem/detail/sanitizer.hpp"
+
+namespace rtmem {
+
+/// Fixed-size block allocator. Every block is `block_size()` bytes at `block_align()`; a free
+/// block stores the next free block in its first word, so there is no per-block overhead.
+///
+/// Checks (RTMEM_CHECKS >= 1): each chunk keeps a free bit map (one bit per block) so a double
+/// free and a pointer that is not a block start are reported (double_free, foreign_pointer)
+/// and ignored; freed blocks are filled with 0xDD after the link word and poisoned for ASan.
+/// Requests bigger or more aligned than the block return nullptr and report bad_size /
+/// bad_alignment. With checks off the bit map does not exist and deallocate is a bare push.
+template <class Upstream = malloc_allocator>
+class pool_allocator {
+  public:
+    static constexpr std::string_view name = "pool_allocator";
+    static constexpr std::byte free_fill{0xDD};
+
+    /// Blocks carved from caller memory; never grows. (With checks on, the chunk header and the
+    /// free bit map take the first bytes of the buffer.)
+    pool_allocator(std::span<std::byte> buffer, std::size_t block_size,
+                   std::size_t block_align = default_alignment) noexcept
+        : pool_allocator(block_size, block_align, 0, nullptr) {
+        if (!valid_) return;
+        if (auto* c = detail::pool_chunk::carve(buffer, stride_, block_align_, checked)) {
+            adopt(c);
+        }
+    }
+
+    /// Blocks taken from `upstream` in chunks of `blocks_per_chunk`; a new chunk is added when
+    /// the free list runs dry (existing blocks never move). Chunks go back on destruction.
+    pool_allocator(std::size_t block_size, std::size_t block_align, std::size_t blocks_per_chunk,
+                   Upstream& upstream) noexcept
+        : pool_allocator(block_size, block_align, blocks_per_chunk, &upstream) {}
+
+    pool_allocator(std::size_t block_size, std::size_t block_align = default_alignment,
+                   std::size_t blocks_per_chunk = 64) noexcept requires
+        std::is_default_constructible_v<Upstream> && std::is_empty_v<Upstream>
+        : pool_allocator(block_size, block_align, blocks_per_chunk, &default_upstream()) {}
+
+    pool_allocator(pool_allocator&& o) noexcept { steal(o); }
+    pool_allocator& operator=(pool_allocator&& o) noexcept {
+        if (this != &o) {
+            release_chunks();
+            steal(o);
+        }
+        return *this;
+    }
+    pool_allocator(const pool_allocator&) = delete;
+    pool_allocator& operator=(const pool_allocator&) = delete;
+    ~pool_allocator() { release_chunks(); }
+
+    /// The typed fast path: one block, or nullptr when exhausted (and growth failed).
+    [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate_block() noexcept {
+        void* p = head_;
+        if (p == nullptr) [[unlikely]]
+            return refill_and_pop();
+        head_ = *static_cast<void**>(p);
+        ++live_;
+        ++total_;
+        if constexpr (checked) on_allocate(p);
+        return p;
+    }
+
+    /// The typed fast path: gives a block back (nullptr does nothing).
+    RTMEM_ALWAYS_INLINE void deallocate_block(void* p) noexcept {
+        if constexpr (checked) {
+            if (!on_deallocate(p)) return;
+        } else if (p == nullptr) {
+            return;
+        }
+        if (live_ > peak_) peak_ = live_;  // live only grows in allocate: its maxima end here
+        --live_;
+        *static_cast<void**>(p) = head_;
+        head_ = p;
+    }
+
+    [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
+        std::size_t size, std::size_t align = default_alignment) noexcept {
+        if (size > block_size_ || align > block_align_ || !is_pow2(align)) [[unlikely]]
+            return reject(size, align);
+        return allocate_block();
+    }
+
+    RTMEM_ALWAYS_INLINE void deallocate(void* p, std::size_t size,
+                                        std::size_t align = default_alignment) noexcept {
+        if constexpr (checked) {
+            if (p != nullptr && (size > block_size_ || align > block_align_)) [[unlikely]] {
+                report_violation(violation_kind::size_mismatch, name, p, size,
+                                 "deallocate(%p, %zu, %zu) but blocks are %zu bytes at %zu", p,
+                                 size, align, block_size_, block_align_);
+                return;
+            }
+        }
+        (void)size;
+        (void)align;
+        deallocate_block(p);
+    }
+
+    /// True for the start of any block of any chunk (free or not). O(chunks).
+    [[nodiscard]] bool owns(const void* p) const noexcept { return find_block(p).chunk != nullptr; }
+
+    /// Returns every block to the free list; chunks are kept.
+    void reset() noexcept {
+        head_ = nullptr;
+        if (live_ > peak_) peak_ = live_;
+        for (auto* c = chunks_; c != nullptr; c = c->next)
+            head_ = c->thread_free_list(head_, stride_);
+        live_ = 0;
+    }
+
+    [[nodiscard]] rtmem::stats stats() const noexcept {
+        const std::size_t peak = live_ > peak_ ? live_ : peak_;
+        return rtmem::stats{blocks_ * stride_, live_ * stride_, peak * stride_, live_, total_};
+    }
+
+    /// Verifies the free list: every node is a block start of a chunk, marked free in the bit
+    /// map (checks on), no node twice, and free + live == blocks. O(blocks).
+    [[nodiscard]] bool check() const noexcept;
+
+    [[nodiscard]] std::size_t block_size() const noexcept { return block_size_; }
+    [[nodiscard]] std::size_t block_align() const noexcept { return block_align_; }
+    /// Distance between consecutive blocks (block size rounded up to alignment and a pointer).
+    [[nodiscard]] std::size_t block_stride() const noexcept { return stride_; }
+    /// Blocks in all chunks (free or live).
+    [[nodiscard]] std::size_t capacity_blocks() const noexcept { return blocks_; }
+    [[nodiscard]] std::size_t free_blocks() const noexcept { return blocks_ - live_; }
+
+  private:
+    static constexpr bool checked = RTMEM_CHECKS >= 1;
+
+    pool_allocator(std::size_t block_size, std::size_t block_align, std::size_t per_chunk,
+                   Upstream* up) noexcept
+        : upstream_(up), block_size_(block_size), block_align_(block_align), per_chunk_(per_chunk) {
+        if (!is_pow2(block_align)) {
+            report_violation(violation_kind::bad_alignment, name, nullptr, block_size,
+                             "block alignment %zu is not a power of two", block_align);
+            return;
+        }
+        if (block_align_ < alignof(void*)) block_align_ = alignof(void*);
+        std::size_t s = block_size < sizeof(void*) ? sizeof(void*) : block_size;
+        if (!checked_align_up(s, block_align_, stride_)) {
+            report_violation(violation_kind::bad_size, name, nullptr, block_size,
+                             "block size %zu overflows at alignment %zu", block_size, block_align);
+            return;
+        }
+        valid_ = true;
+    }
+
+    static Upstream& default_upstream() noexcept {
+        static Upstream u;
+        return u;
+    }
+
+    void adopt(detail::pool_chunk* c) noexcept {
+        c->next = chunks_;
+        chunks_ = c;
+        blocks_ += c->count;
+        head_ = c->thread_free_list(head_, stride_);
+    }
+
+    RTMEM_NOINLINE void* refill_and_pop() noexcept {
+        if (upstream_ == nullptr || per_chunk_ == 0 || !valid_) return nullptr;
+        std::size_t bytes = 0;
+        if (!checked_mul(stride_, per_chunk_, bytes) ||
+            !checked_add(bytes, detail::pool_chunk::overhead(per_chunk_, checked) + block_align_,
+                         bytes))
+            return nullptr;
+        auto* mem =
+            static_cast<std::byte*>(upstream_->allocate(bytes, alignof(detail::pool_chunk)));
+        if (mem == nullptr) return nullptr;
+        auto* c = detail::pool_chunk::carve({mem, bytes}, stride_, block_align_, checked);
+        if (c == nullptr) {
+            upstream_->deallocate(mem, bytes, alignof(detail::pool_chunk));
+            return nullptr;
+        }
+        c->upstream_bytes = bytes;
+        adopt(c);
+        return allocate_block();
+    }
+
+    RTMEM_NOINLINE void* reject(std::size_t size, std::size_t align) const noexcept {
+        if (!is_pow2(align) || align > block_align_)
+            report_violation(violation_kind::bad_alignment, name, nullptr, size,
+                             "alignment %zu: blocks are aligned to %zu", align, block_align_);
+        else
+            report_violation(violation_kind::bad_size, name, nullptr, size,
+                             "%zu bytes requested from a pool of %zu-byte blocks", size,
+                             block_size_);
+        return nullptr;
+    }
+
+    detail::pool_block_ref find_block(const void* p) const noexcept {
+        for (auto* c = chunks_; c != nullptr; c = c->next) {
+            auto r = c->locate(p, stride_);
+            if (r.chunk != nullptr) return r;
+        }
+        return {};
+    }
+
+    void on_allocate(void* p) noexcept {
+        detail::unpoison(p, stride_);
+        auto r = find_block(p);
+        r.chunk->set_free(r.index, false);
+    }
+
+    // Checks-on deallocate: validates p, updates the bit map, fills and poisons the block.
+    RTMEM_NOINLINE bool on_deallocate(void* p) noexcept {
+        if (p == nullptr) return false;
+        auto r = find_block(p);
+        if (r.chunk == nullptr) {
+            report_violation(violation_kind::foreign_pointer, name, p, block_size_,
+                             "%p is not a block of this pool", p);
+            return false;
+        }
+        if (r.chunk->is_free(r.index)) {
+            report_violation(violation_kind::double_free, name, p, block_size_,
+                             "block %p freed twice", p);
+            return false;
+        }
+        r.chunk->set_free(r.index, true);
+        auto* b = static_cast<std::byte*>(p);
+        std::memset(b + sizeof(void*), static_cast<int>(free_fill), stride_ - sizeof(void*));
+        detail::poison(b + sizeof(void*), stride_ - sizeof(void*));
+        return true;
+    }
+
+    void release_chunks() noexcept {
+        while (chunks_ != nullptr) {
+            auto* c = chunks_;
+            chunks_ = c->next;
+            if (c->upstream_bytes != 0 && upstream_ != nullptr) {
+                detail::unpoison(c->base, c->upstream_bytes);
+                upstream_->deallocate(c->base, c->upstream_bytes, alignof(detail::pool_chunk));
+            } else {
+                detail::unpoison(c->first, c->count * stride_);
+            }
+        }
+        head_ = nullptr;
+    }
+
+    void steal(pool_allocator& o) noexcept {
+        head_ = std::exchange(o.head_, nullptr);
+        chunks_ = std::exchange(o.chunks_, nullptr);
+        upstream_ = o.upstream_;
+        block_size_ = o.block_size_;
+        block_align_ = o.block_align_;
+        stride_ = o.stride_;
+        per_chunk_ = o.per_chunk_;
+        blocks_ = std::exchange(o.blocks_, 0);
+        live_ = std::exchange(o.live_, 0);
+        peak_ = o.peak_;
+        total_ = o.total_;
+        valid_ = o.valid_;
+    }
+
+    void* head_ = nullptr;  // first free block; its first word links to the next
+    detail::pool_chunk* chunks_ = nullptr;
+    Upstream* upstream_ = nullptr;
+    std::size_t block_size_ = 0, block_align_ = 0, stride_ = 0, per_chunk_ = 0;
+    std::size_t blocks_ = 0, live_ = 0, peak_ = 0, total_ = 0;
+    bool valid_ = false;
+};
+
+pool_allocator(std::span<std::byte>, std::size_t, std::size_t)->pool_allocator<>;
+pool_allocator(std::span<std::byte>, std::size_t)->pool_allocator<>;
+
+template <class Upstream>
+bool pool_allocator<Upstream>::check() const noexcept {
+    std::size_t free_count = 0;
+    for (void* p = head_; p != nullptr; p = *static_cast<void**>(p)) {
+        auto r = find_block(p);
+        bool ok = r.chunk != nullptr && free_count < blocks_;
+        if constexpr (checked) ok = ok && r.chunk->is_free(r.index);
+        if (!ok) {
+            report_violation(violation_kind::corrupted, name, p, block_size_,
+                             "free list node %p is not a free block of this pool (after %zu)", p,
+                             free_count);
+            return false;
+        }
+        ++free_count;
+    }
+    if (free_count + live_ != blocks_) {
+        report_violation(violation_kind::corrupted, name, nullptr, 0,
+                         "%zu free + %zu live blocks, but the chunks hold %zu", free_count, live_,
+                         blocks_);
+        return false;
+    }
+    return true;
+}
+
+}  // namespace rtmem

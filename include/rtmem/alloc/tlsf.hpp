@@ -1,0 +1,248 @@
+// tlsf_allocator: Two-Level Segregated Fit, a general-purpose allocator with O(1) allocate and
+// free and no loop whose length depends on the heap (Masmano, Ripoll, Crespo, Real 2004).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string_view>
+
+#include "rtmem/core/allocator.hpp"
+#include "rtmem/detail/sanitizer.hpp"
+#include "rtmem/detail/tlsf_block.hpp"
+#include "rtmem/detail/tlsf_fragmentation.hpp"
+
+namespace rtmem {
+
+/// TLSF over one or more caller-provided pools. Free blocks sit in 33 x 32 segregated lists
+/// (first level: power of two; second level: 32 linear steps), found with two find-first-set
+/// instructions; freed blocks coalesce immediately with both neighbours through boundary tags.
+/// Allocated blocks cost one word, and every pointer is 16-aligned like malloc's. Requests are
+/// rounded up to the next class, so any block in the chosen list fits (good fit, no list walk).
+///
+/// Checks (RTMEM_CHECKS >= 1), all O(pools): a pointer outside every pool or not a block start
+/// (foreign_pointer), a block already free (double_free), a size larger than the block
+/// (size_mismatch). Freed memory is poisoned for ASan (all but the header words).
+class tlsf_allocator {
+  public:
+    static constexpr std::string_view name = "tlsf_allocator";
+    using block = detail::tlsf_block;
+    using classes = detail::tlsf_classes;
+
+    tlsf_allocator() noexcept = default;
+    explicit tlsf_allocator(std::span<std::byte> pool) noexcept { add_pool(pool); }
+    tlsf_allocator(tlsf_allocator&& o) noexcept;
+    tlsf_allocator& operator=(tlsf_allocator&& o) noexcept;
+    tlsf_allocator(const tlsf_allocator&) = delete;
+    tlsf_allocator& operator=(const tlsf_allocator&) = delete;
+    ~tlsf_allocator();
+
+    /// Adds caller memory (at least pool_overhead + 24 bytes; used up to max_pool_bytes). The
+    /// memory must outlive the allocator. False (and bad_argument) when too small.
+    bool add_pool(std::span<std::byte> memory) noexcept;
+    /// Bytes a pool spends on bookkeeping (pool record, first header, end sentinel).
+    static constexpr std::size_t pool_overhead = 96;
+    static constexpr std::size_t max_pool_bytes = classes::max_block;
+
+    [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
+        std::size_t size, std::size_t align = default_alignment) noexcept {
+        if (size > classes::max_block || !is_pow2(align)) [[unlikely]]
+            return reject(size, align);
+        const std::size_t adjusted = classes::block_size_for(size);
+        if (align > classes::user_align) [[unlikely]]
+            return allocate_aligned(size, adjusted, align);
+        block* b = take_free(adjusted);
+        if (b == nullptr) [[unlikely]]
+            return nullptr;
+        return hand_out(b, adjusted, size);
+    }
+
+    RTMEM_ALWAYS_INLINE void deallocate(void* p, std::size_t size,
+                                        std::size_t align = default_alignment) noexcept {
+        (void)align;
+        if (p == nullptr) return;
+        if constexpr (check_level >= 1) {
+            if (!valid_live_block(p, size, "deallocate")) return;
+        }
+        block* b = block::from_user(p);
+        account_free(b->size(), size);
+        b->set_free(true);
+        b->next_phys()->set_prev_free(true);
+        b = merge_prev(b);
+        b = merge_next(b);
+        b->link_next();
+        insert_free(b);
+    }
+
+    /// Resizes a live block of `old_size` requested bytes to `new_size`: in place when shrinking
+    /// or when the next block is free and big enough, else allocate + copy + free. Returns
+    /// nullptr (and leaves the block untouched) when no memory is left. reallocate(nullptr, ...)
+    /// allocates.
+    [[nodiscard]] void* reallocate(void* p, std::size_t old_size, std::size_t new_size,
+                                   std::size_t align = default_alignment) noexcept;
+
+    /// Whether p points into one of the pools' block areas. O(pools).
+    [[nodiscard]] bool owns(const void* p) const noexcept;
+    /// Bytes the block at p can hold (its size, >= what was requested).
+    [[nodiscard]] static std::size_t usable_size(const void* p) noexcept {
+        return block::from_user(p)->size();
+    }
+
+    /// capacity: bytes of every pool's blocks (one header word each included); used: held by
+    /// live blocks (size + header word).
+    [[nodiscard]] rtmem::stats stats() const noexcept {
+        return rtmem::stats{capacity_, used_, peak_used_, live_, total_};
+    }
+    /// Requested vs held bytes, free bytes, largest free block. O(free blocks).
+    [[nodiscard]] rtmem::fragmentation fragmentation() const noexcept;
+    /// The largest request (at alignment 8) that can succeed right now. O(one list).
+    [[nodiscard]] std::size_t largest_free_block() const noexcept;
+
+    /// Walks every pool and every free list: physical neighbours agree on boundary tags and free
+    /// flags, no two free blocks are adjacent, each free block is in exactly the list its size
+    /// maps to, bitmaps match the lists, and the byte accounting adds up. O(blocks).
+    [[nodiscard]] bool check() const noexcept;
+
+    /// Calls f(const void* user_pointer, std::size_t size, bool used) for every block in
+    /// address order, pool by pool (a heap dump).
+    template <class F>
+    void walk(F&& f) const {
+        for (const pool_record* r = pools_; r != nullptr; r = r->next) {
+            for (block* b = r->first; !b->is_last(); b = b->next_phys())
+                f(static_cast<const void*>(b->user()), b->size(), !b->is_free());
+        }
+    }
+
+  private:
+    struct pool_record {  // lives at the start of each pool
+        pool_record* next;
+        block* first;
+        std::byte* begin;  // first byte of the first block's size word
+        std::byte* end;    // one past the sentinel
+    };
+
+    // Finds a block of at least `adjusted` bytes in O(1) and unlinks it. nullptr when none.
+    RTMEM_ALWAYS_INLINE block* take_free(std::size_t adjusted) noexcept {
+        unsigned fl = 0, sl = 0;
+        classes::search_index(adjusted, fl, sl);
+        if (fl >= classes::fl_count) [[unlikely]]
+            return nullptr;
+        std::uint32_t sl_map = sl_bitmap_[fl] & (~std::uint32_t{0} << sl);
+        if (sl_map == 0) {
+            const std::uint64_t fl_map = fl_bitmap_ & (~std::uint64_t{0} << (fl + 1));
+            if (fl_map == 0) [[unlikely]]
+                return nullptr;
+            fl = static_cast<unsigned>(std::countr_zero(fl_map));
+            sl_map = sl_bitmap_[fl];
+        }
+        sl = static_cast<unsigned>(std::countr_zero(sl_map));
+        block* b = heads_[fl][sl];
+        remove_head(b, fl, sl);
+        detail::unpoison(b->user(), b->size());
+        return b;
+    }
+
+    // Splits off the tail beyond `adjusted` (if it can hold a block), marks b used.
+    RTMEM_ALWAYS_INLINE void* hand_out(block* b, std::size_t adjusted,
+                                       std::size_t requested) noexcept {
+        if (b->size() >= adjusted + sizeof(block)) {
+            block* rest = split(b, adjusted);  // b is used: rest needs no boundary tag
+            rest->set_prev_free(false);
+            rest->set_free(true);
+            rest->link_next()->set_prev_free(true);
+            insert_free(rest);
+        }
+        b->set_free(false);
+        b->next_phys()->set_prev_free(false);
+        account_allocate(b->size(), requested);
+        return b->user();
+    }
+
+    // Cuts b into [b: size bytes][rest]; returns rest (flags: this_free cleared, prev unset).
+    static block* split(block* b, std::size_t size) noexcept {
+        auto* rest = reinterpret_cast<block*>(b->user() + size - block::overhead);
+        rest->size_flags = b->size() - (size + block::overhead);
+        b->set_size(size);
+        return rest;
+    }
+
+    RTMEM_ALWAYS_INLINE block* merge_prev(block* b) noexcept {
+        if (!b->is_prev_free()) return b;
+        block* prev = b->prev_phys;
+        remove_free(prev);
+        prev->set_size(prev->size() + b->size() + block::overhead);
+        return prev;
+    }
+
+    RTMEM_ALWAYS_INLINE block* merge_next(block* b) noexcept {
+        block* next = b->next_phys();
+        if (!next->is_free()) return b;
+        remove_free(next);
+        b->set_size(b->size() + next->size() + block::overhead);
+        return b;
+    }
+
+    RTMEM_ALWAYS_INLINE void insert_free(block* b) noexcept {
+        unsigned fl = 0, sl = 0;
+        classes::insert_index(b->size(), fl, sl);
+        block* head = heads_[fl][sl];
+        b->next_free = head;
+        b->prev_free = nullptr;
+        if (head != nullptr) head->prev_free = b;
+        heads_[fl][sl] = b;
+        fl_bitmap_ |= std::uint64_t{1} << fl;
+        sl_bitmap_[fl] |= std::uint32_t{1} << sl;
+        // The header words (and the boundary tag at the end) stay readable; the rest is freed.
+        detail::poison(b->user() + 2 * sizeof(void*), b->size() - 3 * sizeof(void*));
+    }
+
+    RTMEM_ALWAYS_INLINE void remove_head(block* b, unsigned fl, unsigned sl) noexcept {
+        block* next = b->next_free;
+        heads_[fl][sl] = next;
+        if (next != nullptr) {
+            next->prev_free = nullptr;
+        } else {
+            sl_bitmap_[fl] &= ~(std::uint32_t{1} << sl);
+            if (sl_bitmap_[fl] == 0) fl_bitmap_ &= ~(std::uint64_t{1} << fl);
+        }
+    }
+
+    RTMEM_ALWAYS_INLINE void remove_free(block* b) noexcept {
+        if (b->prev_free == nullptr) {
+            unsigned fl = 0, sl = 0;
+            classes::insert_index(b->size(), fl, sl);
+            return remove_head(b, fl, sl);
+        }
+        b->prev_free->next_free = b->next_free;
+        if (b->next_free != nullptr) b->next_free->prev_free = b->prev_free;
+    }
+
+    RTMEM_ALWAYS_INLINE void account_allocate(std::size_t size, std::size_t requested) noexcept {
+        used_ += size + block::overhead;
+        if (used_ > peak_used_) peak_used_ = used_;
+        requested_ += requested;
+        ++live_;
+        ++total_;
+    }
+    RTMEM_ALWAYS_INLINE void account_free(std::size_t size, std::size_t requested) noexcept {
+        used_ -= size + block::overhead;
+        requested_ -= requested < requested_ ? requested : requested_;
+        --live_;
+    }
+
+    void* allocate_aligned(std::size_t size, std::size_t adjusted, std::size_t align) noexcept;
+    void* reject(std::size_t size, std::size_t align) const noexcept;
+    bool valid_live_block(const void* p, std::size_t size, const char* op) const noexcept;
+    const pool_record* pool_of(const void* p) const noexcept;
+    bool fail(const char* what, const void* where) const noexcept;
+    void steal(tlsf_allocator& o) noexcept;
+
+    std::uint64_t fl_bitmap_ = 0;
+    std::uint32_t sl_bitmap_[classes::fl_count] = {};
+    block* heads_[classes::fl_count][classes::sl_count] = {};
+    pool_record* pools_ = nullptr;
+    std::size_t capacity_ = 0, used_ = 0, peak_used_ = 0, requested_ = 0;
+    std::size_t live_ = 0, total_ = 0;
+};
+
+}  // namespace rtmem

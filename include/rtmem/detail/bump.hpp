@@ -1,0 +1,67 @@
+// Shared pieces of the stack-ordered allocators: a type-erased upstream reference, owner tags
+// for markers, and the bump step itself.
+#pragma once
+#include <atomic>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+
+#include "rtmem/core/allocator.hpp"
+#include "rtmem/core/malloc_allocator.hpp"
+
+namespace rtmem::detail {
+
+/// An upstream allocator held by pointer, with its type erased so the allocators that use it
+/// stay plain classes (linear_allocator b{capacity, upstream} for any upstream type).
+class upstream_ref {
+public:
+    upstream_ref() noexcept : upstream_ref(default_upstream()) {}
+    template <allocator Upstream>
+        requires(!std::same_as<Upstream, upstream_ref>)
+    explicit upstream_ref(Upstream& u) noexcept
+        : self_(&u),
+          allocate_([](void* s, std::size_t n, std::size_t a) noexcept {
+              return static_cast<Upstream*>(s)->allocate(n, a);
+          }),
+          deallocate_([](void* s, void* p, std::size_t n, std::size_t a) noexcept {
+              static_cast<Upstream*>(s)->deallocate(p, n, a);
+          }) {}
+
+    [[nodiscard]] void* allocate(std::size_t n, std::size_t a) const noexcept {
+        return allocate_(self_, n, a);
+    }
+    void deallocate(void* p, std::size_t n, std::size_t a) const noexcept {
+        deallocate_(self_, p, n, a);
+    }
+
+private:
+    static malloc_allocator& default_upstream() noexcept {
+        static malloc_allocator m;
+        return m;
+    }
+    void* self_;
+    void* (*allocate_)(void*, std::size_t, std::size_t) noexcept;
+    void (*deallocate_)(void*, void*, std::size_t, std::size_t) noexcept;
+};
+
+/// A process-unique tag per allocator instance; markers carry it (with checks on) so a marker
+/// handed to the wrong allocator is reported instead of moving the top somewhere foreign.
+inline std::uint32_t next_owner_tag() noexcept {
+    static std::atomic<std::uint32_t> counter{0};
+    return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+/// The bump step: the aligned start of a block of `size` bytes at `top`, or nullptr when it
+/// does not fit before `end`. Two compares and no overflow: size is compared to what is left
+/// before the padding is added.
+[[nodiscard]] RTMEM_ALWAYS_INLINE std::byte* bump(std::byte* top, std::byte* end,
+                                                  std::size_t size, std::size_t align) noexcept {
+    const auto t = reinterpret_cast<std::uintptr_t>(top);
+    const auto a = (t + align - 1) & ~(std::uintptr_t{align} - 1);
+    const auto e = reinterpret_cast<std::uintptr_t>(end);
+    if (size > e - t || a + size > e) [[unlikely]]
+        return nullptr;
+    return top + (a - t);
+}
+
+}  // namespace rtmem::detail

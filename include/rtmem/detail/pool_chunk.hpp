@@ -1,0 +1,96 @@
+// One chunk of a pool_allocator: a header, an optional free bit map, then equal blocks.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <span>
+
+#include "rtmem/core/alignment.hpp"
+#include "rtmem/detail/sanitizer.hpp"
+
+namespace rtmem::detail {
+
+struct pool_chunk;
+
+/// A block found inside a chunk: which chunk and which index (chunk == nullptr: not found).
+struct pool_block_ref {
+    pool_chunk* chunk = nullptr;
+    std::size_t index = 0;
+};
+
+struct pool_chunk {
+    pool_chunk* next = nullptr;
+    std::byte* base = nullptr;           // start of the memory the chunk lives in
+    std::byte* first = nullptr;          // first block
+    std::size_t count = 0;               // blocks
+    std::size_t upstream_bytes = 0;      // bytes to give back upstream (0: caller memory)
+    std::uint64_t* free_bits = nullptr;  // bit i set: block i is free (checks on only)
+
+    static constexpr std::size_t bitmap_words(std::size_t n) noexcept { return (n + 63) / 64; }
+
+    /// Bytes a chunk of n blocks needs besides the blocks (header and bit map).
+    static constexpr std::size_t overhead(std::size_t n, bool with_bits) noexcept {
+        return sizeof(pool_chunk) + (with_bits ? bitmap_words(n) * sizeof(std::uint64_t) : 0);
+    }
+
+    /// Lays a chunk out in `mem`: as many blocks as fit after the header (and bit map).
+    /// Returns nullptr when not even one block fits.
+    static pool_chunk* carve(std::span<std::byte> mem, std::size_t stride, std::size_t align,
+                             bool with_bits) noexcept {
+        const auto begin = reinterpret_cast<std::uintptr_t>(mem.data());
+        const std::uintptr_t end = begin + mem.size();
+        const std::uintptr_t hdr = align_up(begin, alignof(pool_chunk));
+        if (hdr + sizeof(pool_chunk) > end || mem.data() == nullptr) return nullptr;
+        auto layout_end = [&](std::size_t n) {
+            return align_up(hdr + overhead(n, with_bits), align) + n * stride;
+        };
+        std::size_t n = (end - hdr) / stride;
+        while (n > 0 && layout_end(n) > end) --n;  // a few steps: the overhead is small
+        if (n == 0) return nullptr;
+        auto* c = new (reinterpret_cast<void*>(hdr)) pool_chunk{};
+        c->base = mem.data();
+        c->count = n;
+        if (with_bits) c->free_bits = reinterpret_cast<std::uint64_t*>(hdr + sizeof(pool_chunk));
+        c->first = reinterpret_cast<std::byte*>(align_up(hdr + overhead(n, with_bits), align));
+        return c;
+    }
+
+    /// Links every block (lowest address first) in front of `tail`; returns the new head. With a
+    /// bit map, marks them free, fills them with 0xDD and poisons all but the link word.
+    void* thread_free_list(void* tail, std::size_t stride) noexcept {
+        if (free_bits != nullptr) {
+            std::memset(free_bits, 0xFF, bitmap_words(count) * sizeof(std::uint64_t));
+        }
+        for (std::size_t i = count; i-- > 0;) {
+            std::byte* b = first + i * stride;
+            unpoison(b, sizeof(void*));
+            *reinterpret_cast<void**>(b) = tail;
+            if (free_bits != nullptr) {
+                unpoison(b + sizeof(void*), stride - sizeof(void*));
+                std::memset(b + sizeof(void*), 0xDD, stride - sizeof(void*));
+                poison(b + sizeof(void*), stride - sizeof(void*));
+            }
+            tail = b;
+        }
+        return tail;
+    }
+
+    /// p as a block of this chunk, if it is exactly a block start.
+    [[nodiscard]] pool_block_ref locate(const void* p, std::size_t stride) noexcept {
+        const auto a = reinterpret_cast<std::uintptr_t>(p);
+        const auto f = reinterpret_cast<std::uintptr_t>(first);
+        if (a < f || a >= f + count * stride || (a - f) % stride != 0) return {};
+        return {this, (a - f) / stride};
+    }
+
+    [[nodiscard]] bool is_free(std::size_t i) const noexcept {
+        return (free_bits[i / 64] >> (i % 64)) & 1u;
+    }
+    void set_free(std::size_t i, bool value) noexcept {
+        const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+        free_bits[i / 64] = value ? (free_bits[i / 64] | bit) : (free_bits[i / 64] & ~bit);
+    }
+};
+
+}  // namespace rtmem::detail

@@ -1,0 +1,102 @@
+// TLSF block header and size-class mapping (Masmano et al., "TLSF: a new dynamic memory
+// allocator for real-time systems", 2004). Internal to tlsf_allocator.
+#pragma once
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+
+namespace rtmem::detail {
+
+/// A block as seen from its header. The user area starts at `next_free` and runs `size` bytes;
+/// its last word doubles as the next block's `prev_phys`, so an allocated block costs exactly one
+/// word (size_flags). next_free/prev_free exist only while the block is free; prev_phys is valid
+/// only while the previous block is free (boundary tag for coalescing).
+struct tlsf_block {
+    tlsf_block* prev_phys;
+    std::size_t size_flags;  // size | this_free (bit 0) | prev_free (bit 1)
+    tlsf_block* next_free;
+    tlsf_block* prev_free;
+
+    static constexpr std::size_t this_free_bit = 1, prev_free_bit = 2;
+    static constexpr std::size_t overhead = sizeof(std::size_t);   // per allocated block
+    static constexpr std::size_t user_offset = 2 * sizeof(void*);  // header start -> user data
+    static constexpr std::size_t min_size = 3 * sizeof(void*);     // size word + two links
+
+    [[nodiscard]] std::size_t size() const noexcept { return size_flags & ~std::size_t{3}; }
+    void set_size(std::size_t s) noexcept { size_flags = s | (size_flags & 3); }
+    [[nodiscard]] bool is_free() const noexcept { return size_flags & this_free_bit; }
+    [[nodiscard]] bool is_prev_free() const noexcept { return size_flags & prev_free_bit; }
+    [[nodiscard]] bool is_last() const noexcept { return size() == 0; }  // the pool sentinel
+    void set_free(bool f) noexcept {
+        size_flags = f ? size_flags | 1 : size_flags & ~std::size_t{1};
+    }
+    void set_prev_free(bool f) noexcept {
+        size_flags = f ? size_flags | 2 : size_flags & ~std::size_t{2};
+    }
+
+    [[nodiscard]] std::byte* user() noexcept {
+        return reinterpret_cast<std::byte*>(this) + user_offset;
+    }
+    static tlsf_block* from_user(const void* p) noexcept {
+        return reinterpret_cast<tlsf_block*>(
+            const_cast<std::byte*>(static_cast<const std::byte*>(p)) - user_offset);
+    }
+    /// The physically next block: its header starts at the last word of this block's user area.
+    [[nodiscard]] tlsf_block* next_phys() noexcept {
+        return reinterpret_cast<tlsf_block*>(user() + size() - overhead);
+    }
+    /// next_phys(), also recording this block as its boundary tag.
+    tlsf_block* link_next() noexcept {
+        tlsf_block* n = next_phys();
+        n->prev_phys = this;
+        return n;
+    }
+};
+
+/// Size-class parameters: second level 2^5 = 32 lists per power of two, 8-byte granularity.
+struct tlsf_classes {
+    static constexpr unsigned align_log2 = 3;
+    static constexpr std::size_t align = std::size_t{1} << align_log2;
+    static constexpr unsigned sl_log2 = 5;
+    static constexpr unsigned sl_count = 1u << sl_log2;
+    static constexpr unsigned fl_shift = sl_log2 + align_log2;  // below 2^8: one linear class
+    static constexpr std::size_t small_block = std::size_t{1} << fl_shift;
+    static constexpr unsigned fl_max = sizeof(std::size_t) == 8 ? 40 : 30;
+    static constexpr unsigned fl_count = fl_max - fl_shift + 1;
+    static constexpr std::size_t max_block = (std::size_t{1} << fl_max) - 2 * align;
+
+    /// Every user pointer is aligned to 16 (like malloc) at no cost: block sizes are kept
+    /// congruent to 8 mod 16, so size + the one header word is a multiple of 16 and the next
+    /// user pointer stays aligned.
+    static constexpr std::size_t user_align = 2 * align;
+    /// The block size serving a request of n bytes (n <= max_block).
+    static constexpr std::size_t block_size_for(std::size_t n) noexcept {
+        const std::size_t s = ((n + align + (user_align - 1)) & ~(user_align - 1)) - align;
+        return s < 3 * align ? 3 * align : s;
+    }
+    static constexpr bool valid_size(std::size_t s) noexcept { return s % user_align == align; }
+
+    static unsigned fls(std::size_t x) noexcept {
+        return static_cast<unsigned>(std::bit_width(x)) - 1;
+    }
+
+    /// The list a free block of `size` bytes lives in.
+    static void insert_index(std::size_t size, unsigned& fl, unsigned& sl) noexcept {
+        if (size < small_block) {
+            fl = 0;
+            sl = static_cast<unsigned>(size / (small_block / sl_count));
+        } else {
+            const unsigned f = fls(size);
+            sl = static_cast<unsigned>(size >> (f - sl_log2)) ^ sl_count;
+            fl = f - (fl_shift - 1);
+        }
+    }
+
+    /// The first list whose every block is >= size (size rounded up to the next class).
+    static void search_index(std::size_t size, unsigned& fl, unsigned& sl) noexcept {
+        if (size >= small_block) size += (std::size_t{1} << (fls(size) - sl_log2)) - 1;
+        insert_index(size, fl, sl);
+    }
+};
+
+}  // namespace rtmem::detail

@@ -1,0 +1,308 @@
+// tlsf_allocator slow paths: pools, aligned allocation, reallocate, checks and reporting.
+#include "rtmem/alloc/tlsf.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace rtmem {
+namespace {
+
+// Whether [p, p+n) may be read: under ASan, freed interiors are poisoned, and a wild pointer's
+// "header" may lie in one. Elsewhere every byte of a pool is readable.
+bool readable(const void* p, std::size_t n) noexcept {
+#ifdef RTMEM_HAS_ASAN
+    return __asan_region_is_poisoned(const_cast<void*>(p), n) == nullptr;
+#else
+    (void)p;
+    (void)n;
+    return true;
+#endif
+}
+
+}  // namespace
+
+tlsf_allocator::tlsf_allocator(tlsf_allocator&& o) noexcept {
+    steal(o);
+}
+
+tlsf_allocator& tlsf_allocator::operator=(tlsf_allocator&& o) noexcept {
+    if (this != &o) {
+        this->~tlsf_allocator();
+        steal(o);
+    }
+    return *this;
+}
+
+tlsf_allocator::~tlsf_allocator() {
+    for (pool_record* r = pools_; r != nullptr;) {
+        pool_record* next = r->next;
+        detail::unpoison(r, static_cast<std::size_t>(r->end - reinterpret_cast<std::byte*>(r)));
+        r = next;
+    }
+    pools_ = nullptr;
+}
+
+void tlsf_allocator::steal(tlsf_allocator& o) noexcept {
+    fl_bitmap_ = std::exchange(o.fl_bitmap_, 0);
+    std::memcpy(sl_bitmap_, o.sl_bitmap_, sizeof(sl_bitmap_));
+    std::memcpy(heads_, o.heads_, sizeof(heads_));
+    std::memset(o.sl_bitmap_, 0, sizeof(o.sl_bitmap_));
+    std::memset(o.heads_, 0, sizeof(o.heads_));
+    pools_ = std::exchange(o.pools_, nullptr);
+    capacity_ = std::exchange(o.capacity_, 0);
+    used_ = std::exchange(o.used_, 0);
+    peak_used_ = o.peak_used_;
+    requested_ = std::exchange(o.requested_, 0);
+    live_ = std::exchange(o.live_, 0);
+    total_ = o.total_;
+}
+
+bool tlsf_allocator::add_pool(std::span<std::byte> memory) noexcept {
+    const auto raw = reinterpret_cast<std::uintptr_t>(memory.data());
+    const std::uintptr_t begin = align_up(raw, classes::user_align);
+    std::uintptr_t end = align_down(raw + memory.size(), classes::align);
+    if (memory.data() == nullptr || end < begin || end - begin < pool_overhead + block::min_size) {
+        report_violation(violation_kind::bad_argument, name, memory.data(), memory.size(),
+                         "a pool needs at least %zu bytes, got %zu",
+                         pool_overhead + block::min_size, memory.size());
+        return false;
+    }
+    // Layout: [pool_record][first block header ... ][sentinel header (size 0, used)].
+    static_assert(sizeof(pool_record) == 32);
+    auto* first = reinterpret_cast<block*>(begin + sizeof(pool_record));
+    const std::uintptr_t first_addr = reinterpret_cast<std::uintptr_t>(first);
+    std::size_t size = end - first_addr - 3 * sizeof(void*);
+    if (size > classes::max_block) size = classes::max_block;
+    size -= (size - classes::align) % classes::user_align;  // keep the size 8 mod 16
+    end = first_addr + size + 3 * sizeof(void*);
+    first->prev_phys = nullptr;
+    first->size_flags = size | block::this_free_bit;
+    block* sentinel = first->link_next();
+    sentinel->size_flags = block::prev_free_bit;
+    auto* r = reinterpret_cast<pool_record*>(begin);
+    r->next = pools_;
+    r->first = first;
+    r->begin = reinterpret_cast<std::byte*>(first) + sizeof(void*);
+    r->end = reinterpret_cast<std::byte*>(end);
+    pools_ = r;
+    capacity_ += size + block::overhead;
+    insert_free(first);
+    return true;
+}
+
+void* tlsf_allocator::reject(std::size_t size, std::size_t align) const noexcept {
+    if (!is_pow2(align))
+        report_violation(violation_kind::bad_alignment, name, nullptr, size,
+                         "alignment %zu is not a power of two", align);
+    else
+        report_violation(violation_kind::bad_size, name, nullptr, size,
+                         "%zu bytes is more than the largest block (%zu)", size,
+                         classes::max_block);
+    return nullptr;
+}
+
+void* tlsf_allocator::allocate_aligned(std::size_t size, std::size_t adjusted,
+                                       std::size_t align) noexcept {
+    // Ask for enough to cut a free block of at least one header off the front.
+    constexpr std::size_t gap_min = sizeof(block);
+    if (align > classes::max_block || adjusted + align + gap_min > classes::max_block)
+        return nullptr;
+    block* b = take_free(adjusted + align + gap_min);
+    if (b == nullptr) return nullptr;
+    const auto ptr = reinterpret_cast<std::uintptr_t>(b->user());
+    std::uintptr_t aligned = align_up(ptr, align);
+    std::size_t gap = aligned - ptr;
+    if (gap != 0 && gap < gap_min) {  // too small to hold a free block: move one step further
+        aligned = align_up(aligned + std::max(gap_min - gap, align), align);
+        gap = aligned - ptr;
+    }
+    if (gap != 0) {
+        block* rest = split(b, gap - block::overhead);
+        rest->set_prev_free(true);
+        b->link_next();
+        insert_free(b);  // still flagged free; its own prev is never free (coalesced)
+        b = rest;
+    }
+    return hand_out(b, adjusted, size);
+}
+
+void* tlsf_allocator::reallocate(void* p, std::size_t old_size, std::size_t new_size,
+                                 std::size_t align) noexcept {
+    if (p == nullptr) return allocate(new_size, align);
+    if constexpr (check_level >= 1) {
+        if (!valid_live_block(p, old_size, "reallocate")) return nullptr;
+    }
+    if (new_size > classes::max_block || !is_pow2(align)) return reject(new_size, align);
+    const std::size_t adjusted = classes::block_size_for(new_size);
+    block* b = block::from_user(p);
+    const std::size_t cur = b->size();
+    if (is_aligned(p, align)) {
+        block* next = b->next_phys();
+        const bool fits_here = adjusted <= cur;
+        if (!fits_here && next->is_free() && cur + next->size() + block::overhead >= adjusted) {
+            remove_free(next);
+            b->set_size(cur + next->size() + block::overhead);
+            detail::unpoison(b->user(), b->size());
+            b->next_phys()->set_prev_free(false);
+        }
+        if (adjusted <= b->size()) {
+            if (b->size() >= adjusted + sizeof(block)) {  // give the tail back
+                block* rest = split(b, adjusted);  // no boundary tag: b's last word is live data
+                rest->set_free(true);
+                rest = merge_next(rest);
+                rest->link_next()->set_prev_free(true);
+                insert_free(rest);
+            }
+            used_ = used_ - cur + b->size();
+            peak_used_ = std::max(peak_used_, used_);
+            requested_ = requested_ - std::min(old_size, requested_) + new_size;
+            return p;
+        }
+    }
+    void* q = allocate(new_size, align);
+    if (q == nullptr) return nullptr;
+    std::memcpy(q, p, std::min(old_size, new_size));
+    deallocate(p, old_size, align);
+    return q;
+}
+
+const tlsf_allocator::pool_record* tlsf_allocator::pool_of(const void* p) const noexcept {
+    const auto* b = static_cast<const std::byte*>(p);
+    for (const pool_record* r = pools_; r != nullptr; r = r->next)
+        if (b >= r->begin && b < r->end) return r;
+    return nullptr;
+}
+
+bool tlsf_allocator::owns(const void* p) const noexcept {
+    return pool_of(p) != nullptr;
+}
+
+bool tlsf_allocator::valid_live_block(const void* p, std::size_t size,
+                                      const char* op) const noexcept {
+    const pool_record* r = pool_of(p);
+    const auto* user = static_cast<const std::byte*>(p);
+    if (r == nullptr || !is_aligned(p, classes::user_align) ||
+        user < reinterpret_cast<std::byte*>(r->first) + block::user_offset) {
+        report_violation(violation_kind::foreign_pointer, name, p, size,
+                         "%s(%p): not a block of this allocator", op, p);
+        return false;
+    }
+    block* b = block::from_user(p);
+    if (!readable(&b->size_flags, sizeof(std::size_t)) || b->is_free()) {
+        report_violation(violation_kind::double_free, name, p, size,
+                         "%s(%p): the block is already free", op, p);
+        return false;
+    }
+    const std::size_t s = b->size();
+    bool sane = s >= block::min_size && classes::valid_size(s) &&
+                user + s <= r->end - sizeof(void*);  // next header fits before the end
+    if (sane) {
+        block* next = b->next_phys();
+        sane = readable(&next->size_flags, sizeof(std::size_t)) && !next->is_prev_free();
+    }
+    if (sane && b->is_prev_free()) {
+        block* prev = b->prev_phys;
+        sane = pool_of(&prev->size_flags) == r && readable(prev, sizeof(block)) &&
+               prev->is_free() && prev->next_phys() == b;
+    }
+    if (!sane) {
+        report_violation(violation_kind::foreign_pointer, name, p, size,
+                         "%s(%p): not the start of a live block", op, p);
+        return false;
+    }
+    if (size > s) {
+        report_violation(violation_kind::size_mismatch, name, p, size,
+                         "%s(%p, %zu): the block holds only %zu bytes", op, p, size, s);
+        return false;
+    }
+    return true;
+}
+
+rtmem::fragmentation tlsf_allocator::fragmentation() const noexcept {
+    rtmem::fragmentation f;
+    f.requested_live = requested_;
+    f.held_live = used_;
+    for (unsigned fl = 0; fl < classes::fl_count; ++fl)
+        for (unsigned sl = 0; sl < classes::sl_count; ++sl)
+            for (const block* b = heads_[fl][sl]; b != nullptr; b = b->next_free) {
+                f.free_bytes += b->size();
+                f.largest_free = std::max(f.largest_free, b->size());
+                ++f.free_blocks;
+            }
+    return f;
+}
+
+std::size_t tlsf_allocator::largest_free_block() const noexcept {
+    if (fl_bitmap_ == 0) return 0;
+    const unsigned fl = classes::fls(fl_bitmap_);
+    const unsigned sl = classes::fls(sl_bitmap_[fl]);
+    std::size_t largest = 0;
+    for (const block* b = heads_[fl][sl]; b != nullptr; b = b->next_free)
+        largest = std::max(largest, b->size());
+    return largest;
+}
+
+bool tlsf_allocator::fail(const char* what, const void* where) const noexcept {
+    report_violation(violation_kind::corrupted, name, where, 0, "check(): %s at %p", what, where);
+    return false;
+}
+
+bool tlsf_allocator::check() const noexcept {
+    std::size_t free_count = 0, used = 0, live = 0, capacity = 0;
+    for (const pool_record* r = pools_; r != nullptr; r = r->next) {
+        const auto* last = reinterpret_cast<const block*>(r->end - 2 * sizeof(void*));
+        bool prev_free = false;
+        const block* prev = nullptr;
+        for (block* b = r->first;; b = b->next_phys()) {
+            if (b < r->first || b > last) return fail("block outside its pool", b);
+            if (b->is_prev_free() != prev_free) return fail("prev_free flag disagrees", b);
+            if (prev_free && b->prev_phys != prev) return fail("boundary tag is wrong", b);
+            if (b->is_last()) {
+                if (b != last || b->is_free()) return fail("sentinel misplaced", b);
+                break;
+            }
+            if (b->size() < block::min_size || !classes::valid_size(b->size()))
+                return fail("block size is invalid", b);
+            if (b->is_free()) {
+                if (prev_free) return fail("two adjacent free blocks", b);
+                ++free_count;
+            } else {
+                used += b->size() + block::overhead;
+                ++live;
+            }
+            prev_free = b->is_free();
+            prev = b;
+        }
+        capacity += static_cast<std::size_t>(reinterpret_cast<const std::byte*>(last) -
+                                             reinterpret_cast<const std::byte*>(r->first));
+    }
+    std::size_t listed = 0;
+    for (unsigned fl = 0; fl < classes::fl_count; ++fl) {
+        if (((fl_bitmap_ >> fl) & 1u) != (sl_bitmap_[fl] != 0 ? 1u : 0u))
+            return fail("first-level bitmap disagrees with second level", &sl_bitmap_[fl]);
+        for (unsigned sl = 0; sl < classes::sl_count; ++sl) {
+            const block* head = heads_[fl][sl];
+            if (((sl_bitmap_[fl] >> sl) & 1u) != (head != nullptr ? 1u : 0u))
+                return fail("second-level bitmap disagrees with its list", &heads_[fl][sl]);
+            const block* prev = nullptr;
+            for (const block* b = head; b != nullptr; b = b->next_free) {
+                if (++listed > free_count) return fail("free lists hold more blocks than free", b);
+                if (pool_of(&b->size_flags) == nullptr)
+                    return fail("free list node outside the pools", b);
+                if (!b->is_free()) return fail("free list node is not free", b);
+                if (b->prev_free != prev) return fail("free list back link is wrong", b);
+                unsigned f = 0, s = 0;
+                classes::insert_index(b->size(), f, s);
+                if (f != fl || s != sl) return fail("free block in the wrong size class", b);
+                prev = b;
+            }
+        }
+    }
+    if (listed != free_count) return fail("a free block is missing from the lists", nullptr);
+    if (used != used_ || live != live_ || capacity != capacity_)
+        return fail("byte or block accounting disagrees with the blocks", nullptr);
+    return true;
+}
+
+}  // namespace rtmem

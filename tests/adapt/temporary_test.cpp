@@ -1,0 +1,99 @@
+#include "rtmem/adapt/temporary.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory_resource>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "violation_recorder.hpp"
+
+namespace {
+using rtmem::temp_scope;
+using rtmem::temporary_allocator;
+
+// A function called every frame that needs scratch containers.
+int sum_of_visible(int n) {
+    temp_scope scope;
+    std::pmr::vector<int> visible{scope.resource()};
+    for (int i = 0; i < n; ++i)
+        if (i % 3 != 0) visible.push_back(i);
+    std::pmr::string label{"visible objects", scope.resource()};
+    return std::accumulate(visible.begin(), visible.end(), 0) + static_cast<int>(label.size());
+}
+
+TEST(Temporary, ScopeFreesEverythingItAllocated) {
+    const auto before = temporary_allocator().stats();
+    EXPECT_EQ(sum_of_visible(1000), 332667 + 15);
+    const auto after = temporary_allocator().stats();
+    EXPECT_EQ(after.used, before.used);
+    EXPECT_EQ(after.live_count, before.live_count);
+    EXPECT_GT(after.total_count, before.total_count);  // the containers did use the arena
+}
+
+TEST(Temporary, WarmThreadMakesNoUpstreamCall) {
+    (void)sum_of_visible(20000);  // warm up: chunks are kept in the cache
+    const std::size_t reserved = temporary_allocator().reserved_bytes();
+    const std::size_t chunks = temporary_allocator().chunk_count();
+    for (int frame = 0; frame < 50; ++frame) (void)sum_of_visible(20000);
+    EXPECT_EQ(temporary_allocator().reserved_bytes(), reserved);
+    EXPECT_EQ(temporary_allocator().chunk_count(), chunks);
+}
+
+TEST(Temporary, ScopesNest) {
+    temp_scope outer;
+    void* a = outer.allocate(100);
+    ASSERT_NE(a, nullptr);
+    const std::size_t used_outer = temporary_allocator().stats().used;
+    {
+        temp_scope inner;
+        ASSERT_NE(inner.allocate(5000), nullptr);
+        EXPECT_GT(temporary_allocator().stats().used, used_outer);
+    }
+    EXPECT_EQ(temporary_allocator().stats().used, used_outer);
+    EXPECT_TRUE(temporary_allocator().owns(a));
+}
+
+TEST(Temporary, EachThreadHasItsOwnArena) {
+    rtmem::arena* mine = &temporary_allocator();
+    rtmem::arena* theirs = nullptr;
+    std::thread t([&] {
+        theirs = &temporary_allocator();
+        EXPECT_EQ(sum_of_visible(100), 3267 + 15);
+    });
+    t.join();
+    EXPECT_NE(mine, theirs);
+}
+
+TEST(Temporary, PmrResourceThrowsBadAllocNeverReturnsNull) {
+    temp_scope scope;
+    std::pmr::memory_resource* r = scope.resource();
+    EXPECT_TRUE(r->is_equal(*rtmem::temporary_resource()));
+    void* p = r->allocate(64, 64);
+    EXPECT_TRUE(rtmem::is_aligned(p, 64));
+    r->deallocate(p, 64, 64);  // a no-op; the scope frees
+}
+
+TEST(Temporary, EndingAnOuterScopeFirstIsLifoViolation) {
+    rtmem::testing::violation_recorder rec;
+    const std::size_t base = temporary_allocator().stats().used;
+    std::optional<temp_scope> outer{std::in_place};
+    (void)outer->allocate(64);
+    std::optional<temp_scope> inner{std::in_place};
+    void* kept = inner->allocate(64);
+    outer.reset();  // out of order: inner is still alive
+    ASSERT_EQ(rec.count(rtmem::violation_kind::lifo_order), 1u);
+    EXPECT_TRUE(temporary_allocator().owns(kept));  // inner's blocks were not rewound
+    inner.reset();
+    EXPECT_EQ(rec.count(), 1u);
+    EXPECT_GE(temporary_allocator().stats().used, base);
+    {
+        temp_scope again;  // the chain is consistent afterwards
+        (void)again.allocate(8);
+    }
+    EXPECT_EQ(rec.count(), 1u);
+}
+}  // namespace

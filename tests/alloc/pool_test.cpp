@@ -1,0 +1,203 @@
+#include "rtmem/alloc/pool.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include "conformance.hpp"
+#include "violation_recorder.hpp"
+
+namespace {
+using rtmem::violation_kind;
+static_assert(rtmem::allocator<rtmem::pool_allocator<>>);
+static_assert(rtmem::owning_allocator<rtmem::pool_allocator<>>);
+static_assert(rtmem::stats_allocator<rtmem::pool_allocator<>>);
+static_assert(rtmem::checkable_allocator<rtmem::pool_allocator<>>);
+static_assert(!std::is_copy_constructible_v<rtmem::pool_allocator<>>);
+static_assert(std::is_nothrow_move_constructible_v<rtmem::pool_allocator<>>);
+
+TEST(PoolAllocator, ConformanceOverBuffer) {
+    alignas(64) static std::byte buf[64 * 1024];
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+        rtmem::pool_allocator p{std::span<std::byte>(buf), 96, 32};
+        rtmem::testing::conformance_options o;
+        o.seed = seed;
+        o.max_size = 96;
+        o.max_align = 32;
+        o.max_live = 1000;        // more than fit: exhaustion is exercised too
+        o.use_reset = seed == 1;  // resets keep the pool from ever filling up
+        const auto r = rtmem::testing::run_conformance(p, o);
+        EXPECT_GT(r.allocations, o.operations / 4);
+        EXPECT_GT(seed == 1 ? r.resets : r.exhausted, 0u);
+        EXPECT_EQ(p.free_blocks(), p.capacity_blocks());
+    }
+}
+
+TEST(PoolAllocator, ConformanceGrowing) {
+    rtmem::malloc_allocator up;
+    for (std::size_t block : {1u, 8u, 24u, 256u, 4096u}) {
+        rtmem::pool_allocator p{block, 16, 32, up};
+        rtmem::testing::conformance_options o;
+        o.seed = block;
+        o.min_size = 0;
+        o.max_size = block;
+        o.max_align = 16;
+        o.max_live = 2000;
+        o.expect_no_exhaustion = true;
+        o.scale = block >= 4096 ? 0.3 : 1.0;
+        rtmem::testing::run_conformance(p, o);
+        EXPECT_GE(p.capacity_blocks(), 32u);
+    }
+}
+
+TEST(PoolAllocator, LargeAlignedBlocks) {
+    rtmem::pool_allocator p{std::size_t{100}, std::size_t{4096}, std::size_t{4}};
+    std::vector<void*> got;
+    for (int i = 0; i < 10; ++i) {
+        void* b = p.allocate(100, 4096);
+        ASSERT_NE(b, nullptr);
+        EXPECT_TRUE(rtmem::is_aligned(b, 4096));
+        got.push_back(b);
+    }
+    EXPECT_EQ(p.block_stride(), 4096u);
+    for (void* b : got) p.deallocate(b, 100, 4096);
+    EXPECT_TRUE(p.check());
+}
+
+TEST(PoolAllocator, ExhaustionOverBufferAndRefillAfterFree) {
+    alignas(16) static std::byte buf[4096];
+    rtmem::pool_allocator p{std::span<std::byte>(buf), 64, 16};
+    const std::size_t n = rtmem::testing::run_exhaustion(p, 64, 16);
+    EXPECT_EQ(n, p.capacity_blocks());
+    EXPECT_GE(n, 4096u / 64 - 4);  // header and bit map cost at most a few blocks
+}
+
+TEST(PoolAllocator, GrowthNeverMovesBlocks) {
+    rtmem::malloc_allocator up;
+    rtmem::pool_allocator p{32, 8, 4, up};
+    std::vector<std::uint64_t*> blocks;
+    for (std::uint64_t i = 0; i < 100; ++i) {
+        auto* b = static_cast<std::uint64_t*>(p.allocate_block());
+        ASSERT_NE(b, nullptr);
+        *b = i;
+        blocks.push_back(b);
+    }
+    for (std::uint64_t i = 0; i < 100; ++i) EXPECT_EQ(*blocks[i], i);
+    EXPECT_EQ(p.capacity_blocks(), 100u);  // 25 chunks of 4
+    EXPECT_EQ(p.stats().live_count, 100u);
+    for (auto* b : blocks) p.deallocate_block(b);
+    EXPECT_TRUE(p.check());
+    EXPECT_EQ(p.stats().used, 0u);
+    EXPECT_EQ(p.stats().peak, 100u * p.block_stride());
+}
+
+TEST(PoolAllocator, FreedBlockIsReusedFirst) {
+    alignas(16) static std::byte buf[1024];
+    rtmem::pool_allocator p{std::span<std::byte>(buf), 16, 16};
+    void* a = p.allocate_block();
+    void* b = p.allocate_block();
+    p.deallocate_block(a);
+    EXPECT_EQ(p.allocate_block(), a);  // LIFO: the warm block comes back
+    p.deallocate_block(b);
+}
+
+TEST(PoolAllocator, ResetFreesEverything) {
+    alignas(16) static std::byte buf[2048];
+    rtmem::pool_allocator p{std::span<std::byte>(buf), 16, 16};
+    while (p.allocate_block() != nullptr) {
+    }
+    p.reset();
+    EXPECT_EQ(p.free_blocks(), p.capacity_blocks());
+    EXPECT_TRUE(p.check());
+    EXPECT_NE(p.allocate_block(), nullptr);
+}
+
+TEST(PoolAllocator, MoveKeepsBlocks) {
+    rtmem::pool_allocator p{std::size_t{48}, std::size_t{16}, std::size_t{8}};
+    void* a = p.allocate(40, 16);
+    rtmem::pool_allocator q = std::move(p);
+    EXPECT_TRUE(q.owns(a));
+    EXPECT_FALSE(p.owns(a));
+    q.deallocate(a, 40, 16);
+    EXPECT_TRUE(q.check());
+}
+
+TEST(PoolAllocator, OversizeAndOveralignedAreReported) {
+    rtmem::testing::violation_recorder rec;
+    rtmem::pool_allocator p{std::size_t{64}, std::size_t{16}, std::size_t{8}};
+    EXPECT_EQ(p.allocate(65, 8), nullptr);
+    EXPECT_EQ(rec.last().kind, violation_kind::bad_size);
+    EXPECT_EQ(p.allocate(16, 32), nullptr);
+    EXPECT_EQ(rec.last().kind, violation_kind::bad_alignment);
+    EXPECT_EQ(p.allocate(16, 3), nullptr);
+    EXPECT_EQ(rec.last().kind, violation_kind::bad_alignment);
+    EXPECT_EQ(rec.count(), 3u);
+    EXPECT_NE(p.allocate(64, 16), nullptr);  // still usable
+}
+
+#if RTMEM_CHECKS >= 1
+TEST(PoolAllocator, DoubleFreeIsReportedAndIgnored) {
+    rtmem::testing::violation_recorder rec;
+    rtmem::pool_allocator p{std::size_t{32}, std::size_t{8}, std::size_t{8}};
+    void* a = p.allocate_block();
+    void* b = p.allocate_block();
+    p.deallocate_block(a);
+    p.deallocate_block(a);
+    ASSERT_EQ(rec.count(), 1u);
+    EXPECT_EQ(rec.last().kind, violation_kind::double_free);
+    EXPECT_EQ(rec.last().pointer, a);
+    EXPECT_TRUE(p.check());  // the list was not corrupted
+    void* c = p.allocate_block();
+    void* d = p.allocate_block();
+    EXPECT_NE(c, d);  // a double push would hand the same block out twice
+    p.deallocate_block(b);
+    p.deallocate_block(c);
+    p.deallocate_block(d);
+    EXPECT_EQ(p.stats().live_count, 0u);
+}
+
+TEST(PoolAllocator, ForeignAndInteriorPointersAreReported) {
+    rtmem::testing::violation_recorder rec;
+    rtmem::pool_allocator p{std::size_t{32}, std::size_t{8}, std::size_t{8}};
+    auto* a = static_cast<std::byte*>(p.allocate_block());
+    int local = 0;
+    p.deallocate_block(&local);
+    EXPECT_EQ(rec.last().kind, violation_kind::foreign_pointer);
+    p.deallocate_block(a + 8);  // inside a block, not its start
+    EXPECT_EQ(rec.last().kind, violation_kind::foreign_pointer);
+    EXPECT_EQ(rec.count(), 2u);
+    EXPECT_EQ(p.stats().live_count, 1u);
+    p.deallocate(a, 64, 8);  // claims a bigger block than the pool hands out
+    EXPECT_EQ(rec.last().kind, violation_kind::size_mismatch);
+    p.deallocate(a, 32, 8);
+    EXPECT_TRUE(p.check());
+}
+
+TEST(PoolAllocator, FreedBlocksAreFilled) {
+    rtmem::pool_allocator p{std::size_t{32}, std::size_t{8}, std::size_t{8}};
+    auto* a = static_cast<unsigned char*>(p.allocate_block());
+    std::fill(a, a + 32, 0x11);
+    p.deallocate_block(a);
+#ifndef RTMEM_HAS_ASAN  // under ASan the freed bytes are poisoned: reading them is the error
+    EXPECT_EQ(a[8], 0xDD);
+    EXPECT_EQ(a[31], 0xDD);
+#endif
+    auto* b = static_cast<unsigned char*>(p.allocate_block());
+    EXPECT_EQ(b, a);
+}
+
+void free_twice() {
+    rtmem::pool_allocator p{std::size_t{32}, std::size_t{8}, std::size_t{8}};
+    void* a = p.allocate_block();
+    p.deallocate_block(a);
+    p.deallocate_block(a);
+}
+
+TEST(PoolAllocatorDeathTest, DoubleFreeAbortsByDefault) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(free_twice(), "double_free");
+}
+#endif
+}  // namespace
