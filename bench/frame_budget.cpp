@@ -8,7 +8,8 @@
 //   long-lived:  one 1..16 KiB block per frame, freed 120 frames later
 // Strategies: each peer heap for everything; "pmr" = monotonic buffers for temporaries and
 // scratch, unsynchronized_pool_resource for the rest; "floor" = bump scopes, bump frame,
-// free-list pool, malloc for long-lived; rtmem = its allocator for each kind.
+// free-list pool, malloc for long-lived; "rtmem" = temp_scope (thread-local arena) for
+// temporaries, frame_allocator<2> for scratch, pool_allocator for pooled, TLSF for long-lived.
 // Every block's first byte is written. The frame is timed with steady_clock; the clock's own
 // cost (median of back-to-back reads) is subtracted and reported as clock_overhead_ns.
 #include <benchmark/benchmark.h>
@@ -20,6 +21,13 @@
 #include <memory_resource>
 #include <string>
 #include <vector>
+
+#include <optional>
+#include <rtmem/adapt/temporary.hpp>
+#include <rtmem/alloc/frame.hpp>
+#include <rtmem/alloc/pool.hpp>
+#include <rtmem/alloc/tlsf.hpp>
+#include <span>
 
 #include "floors.hpp"
 #include "malloc_origin.hpp"
@@ -118,6 +126,25 @@ struct pmr_strategy {  // the standard library: monotonic buffers and an unsynch
     void unpool(void* p) { pool.deallocate(p, pooled_size); }
     void* lasting(std::size_t n) { return pool.allocate(n); }
     void release(void* p, std::size_t n) { pool.deallocate(p, n); }
+};
+
+struct rtmem_strategy {  // one rtmem allocator per kind of allocation
+    static std::string name() { return "rtmem"; }
+    std::optional<rtmem::temp_scope> scope;  // the thread's temporary arena, rewound per scope
+    rtmem::frame_allocator<2> frame{1 << 16};
+    rtmem::pool_allocator<> pool{pooled_size, 16, 1024};
+    std::vector<std::byte> lasting_memory = std::vector<std::byte>(std::size_t{8} << 20);
+    rtmem::tlsf_allocator lasting_heap{std::span<std::byte>(lasting_memory)};
+    void begin_scope() { scope.emplace(); }
+    void* temp(std::size_t n) { return rtmem::temporary_allocator().allocate(n); }
+    void temp_free(void*, std::size_t) {}
+    void end_scope() { scope.reset(); }
+    void* scratch(std::size_t n) { return frame.allocate(n); }
+    void end_frame() { frame.next_frame(); }
+    void* pooled() { return pool.allocate_block(); }
+    void unpool(void* p) { pool.deallocate_block(p); }
+    void* lasting(std::size_t n) { return lasting_heap.allocate(n); }
+    void release(void* p, std::size_t n) { lasting_heap.deallocate(p, n); }
 };
 
 // ---- the frame ---------------------------------------------------------------------------
@@ -233,6 +260,7 @@ int main(int argc, char** argv) {
     rtmem::bench::for_each_heap([&]<class Heap>() { add<heap_strategy<Heap>>(frames); });
     add<pmr_strategy>(frames);
     add<floor_strategy>(frames);
+    add<rtmem_strategy>(frames);
     rtmem::bench::record_malloc_origin();
     benchmark::Initialize(&argc, argv);
     benchmark::RunSpecifiedBenchmarks();

@@ -21,10 +21,8 @@
 #include "malloc_origin.hpp"
 #include "suite_mode.hpp"
 
-#if __has_include(<rtmem/alloc/arena.hpp>)
 #include <rtmem/alloc/arena.hpp>
-#define RTMEM_BENCH_HAVE_ARENA 1
-#endif
+#include <rtmem/alloc/linear.hpp>
 
 namespace {
 
@@ -65,7 +63,6 @@ void arena_lecture(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(object_count));
 }
 
-#ifdef RTMEM_BENCH_HAVE_ARENA
 void arena_rtmem(benchmark::State& state) {
     rtmem::arena arena{object_count * sizeof(Big) + 4096};
     std::vector<Big*> bigs;
@@ -81,7 +78,22 @@ void arena_rtmem(benchmark::State& state) {
     }
     state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(object_count));
 }
-#endif
+
+void linear_rtmem(benchmark::State& state) {
+    rtmem::linear_allocator linear{object_count * sizeof(Big) + 4096};
+    std::vector<Big*> bigs;
+    bigs.reserve(object_count);
+    for (auto _ : state) {
+        for (std::size_t i = 0; i < object_count; ++i)
+            bigs.push_back(new (linear.allocate(sizeof(Big), alignof(Big))) Big());
+        benchmark::DoNotOptimize(bigs.data());
+        state.PauseTiming();
+        bigs.clear();
+        linear.reset();
+        state.ResumeTiming();
+    }
+    state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(object_count));
+}
 
 // ---- SSO (snippets 35-36) -----------------------------------------------------------------
 // The lecture's SimpleString: always a heap buffer, never inline storage.
@@ -314,9 +326,8 @@ int main(int argc, char** argv) {
     using benchmark::RegisterBenchmark;
     RegisterBenchmark("lecture/arena/new", arena_new);
     RegisterBenchmark("lecture/arena/lecture_arena", arena_lecture);
-#ifdef RTMEM_BENCH_HAVE_ARENA
     RegisterBenchmark("lecture/arena/rtmem_arena", arena_rtmem);
-#endif
+    RegisterBenchmark("lecture/arena/rtmem_linear", linear_rtmem);
     RegisterBenchmark("lecture/sso/short/simple_string", sso_simple_short);
     RegisterBenchmark("lecture/sso/short/std_string", sso_std_short);
     RegisterBenchmark("lecture/sso/long/simple_string", sso_simple_long);

@@ -11,6 +11,11 @@
 #include <string>
 #include <vector>
 
+#include <rtmem/alloc/free_list.hpp>
+#include <rtmem/alloc/pool.hpp>
+#include <rtmem/alloc/tlsf.hpp>
+#include <span>
+
 #include "floors.hpp"
 #include "malloc_origin.hpp"
 #include "peer_heaps.hpp"
@@ -82,6 +87,29 @@ struct foonathan_adapter {
 };
 #endif
 
+struct rtmem_pool_adapter {
+    static constexpr bool fixed = true;
+    explicit rtmem_pool_adapter(std::size_t) {}
+    rtmem::pool_allocator<> pool{fixed_size, 16, 4096};
+    void* allocate(std::size_t) { return pool.allocate_block(); }
+    void deallocate(void* p, std::size_t) { pool.deallocate_block(p); }
+};
+
+// rtmem's general-purpose allocators over one caller buffer with room for every live block.
+template <class A>
+struct rtmem_buffer_adapter {
+    static constexpr bool fixed = false;
+    explicit rtmem_buffer_adapter(std::size_t live)
+        : bytes(live * 320 + (std::size_t{1} << 20)),
+          memory(std::make_unique<std::byte[]>(bytes)),  // zeroed: pre-faulted
+          a(std::span<std::byte>(memory.get(), bytes)) {}
+    std::size_t bytes;
+    std::unique_ptr<std::byte[]> memory;
+    A a;
+    void* allocate(std::size_t n) { return a.allocate(n); }
+    void deallocate(void* p, std::size_t n) { a.deallocate(p, n); }
+};
+
 template <class A>
 void churn(benchmark::State& state, std::size_t live) {
     auto a = std::make_unique<A>(live);
@@ -92,6 +120,10 @@ void churn(benchmark::State& state, std::size_t live) {
     for (std::size_t i = 0; i < live; ++i) {
         sizes[i] = size_of();
         blocks[i] = a->allocate(sizes[i]);
+        if (blocks[i] == nullptr) {
+            state.SkipWithError("allocator exhausted while filling");
+            return;
+        }
         *static_cast<unsigned char*>(blocks[i]) = 1;
     }
     for (auto _ : state) {
@@ -122,6 +154,12 @@ int main(int argc, char** argv) {
         [&]<class Heap>() { add<heap_adapter<Heap>>(std::string(Heap::name), lives); });
     add<pmr_pool_adapter>("pmr_unsync_pool", lives);
     add<floor_adapter>("floor_free_list_64B", lives);
+    add<rtmem_pool_adapter>("rtmem_pool_64B", lives);
+    add<rtmem_buffer_adapter<rtmem::tlsf_allocator>>("rtmem_tlsf", lives);
+    add<rtmem_buffer_adapter<rtmem::free_list_allocator<rtmem::first_fit>>>(
+        "rtmem_free_list_first_fit", lives);
+    add<rtmem_buffer_adapter<rtmem::free_list_allocator<rtmem::best_fit>>>(
+        "rtmem_free_list_best_fit", lives);
 #ifdef RTMEM_HAVE_BOOST
     add<boost_adapter>("boost_pool_64B", lives);
 #endif

@@ -17,6 +17,8 @@
 #include "malloc_origin.hpp"
 #include "suite_mode.hpp"
 
+#include <rtmem/adapt/temporary.hpp>
+
 #ifdef RTMEM_HAVE_ABSL
 #include <absl/container/flat_hash_set.h>
 #endif
@@ -97,6 +99,13 @@ void temp_pmr_monotonic(benchmark::State& state) {  // the standard library's an
     }
 }
 
+void temp_rtmem_scope(benchmark::State& state) {  // rtmem's thread-local temporaries
+    for (auto _ : state) {
+        rtmem::temp_scope scope;
+        benchmark::DoNotOptimize(on_task_complete<std::pmr::vector<task*>>(scope.resource()));
+    }
+}
+
 // ---- unique values ------------------------------------------------------------------------
 // Per "frame", `inserts` element pointers are flagged in random order; each distinct element is
 // flagged `duplicates` times. Then the work (a sqrt) runs on each collected element.
@@ -170,6 +179,7 @@ int main(int argc, char** argv) {
     RegisterBenchmark("coherent/temp/heap", temp_heap);
     RegisterBenchmark("coherent/temp/linear_scope", temp_linear_scope);
     RegisterBenchmark("coherent/temp/pmr_monotonic", temp_pmr_monotonic);
+    RegisterBenchmark("coherent/temp/rtmem_temp_scope", temp_rtmem_scope);
     for (int dup : {1, 2, 4}) {
         const std::string suffix = "/dup:" + std::to_string(dup);
         RegisterBenchmark(("coherent/unique/unordered_set" + suffix).c_str(), unique_unordered_set,
