@@ -22,11 +22,11 @@ extern "C" {
 
 typedef enum rtmem_error {
     RTMEM_OK = 0,
-    RTMEM_ERROR_NULL_ARENA,     /**< the arena argument was NULL */
-    RTMEM_ERROR_BAD_ALIGNMENT,  /**< alignment neither 0 nor a power of two */
-    RTMEM_ERROR_BAD_SIDE,       /**< side neither RTMEM_SIDE_LEFT nor RTMEM_SIDE_RIGHT */
-    RTMEM_ERROR_OUT_OF_MEMORY,  /**< the two sides would meet, or the OS refused the mapping */
-    RTMEM_ERROR_BAD_SIZE        /**< size arithmetic overflows */
+    RTMEM_ERROR_NULL_ARENA,    /**< the arena argument was NULL */
+    RTMEM_ERROR_BAD_ALIGNMENT, /**< alignment neither 0 nor a power of two */
+    RTMEM_ERROR_BAD_SIDE,      /**< side neither RTMEM_SIDE_LEFT nor RTMEM_SIDE_RIGHT */
+    RTMEM_ERROR_OUT_OF_MEMORY, /**< the two sides would meet, or the OS refused the mapping */
+    RTMEM_ERROR_BAD_SIZE       /**< size arithmetic overflows */
 } rtmem_error;
 
 /** An arena: one mapping holding its own header, a mutex, and two stacks. Thread-safe. */

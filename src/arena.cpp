@@ -18,15 +18,20 @@ struct arena::chunk {
 namespace {
 constexpr std::size_t header_bytes = align_up(sizeof(arena::chunk), default_alignment);
 
-std::byte* payload(arena::chunk* c) noexcept { return reinterpret_cast<std::byte*>(c) + header_bytes; }
-std::byte* chunk_end(arena::chunk* c) noexcept { return reinterpret_cast<std::byte*>(c) + c->bytes; }
+std::byte* payload(arena::chunk* c) noexcept {
+    return reinterpret_cast<std::byte*>(c) + header_bytes;
+}
+std::byte* chunk_end(arena::chunk* c) noexcept {
+    return reinterpret_cast<std::byte*>(c) + c->bytes;
+}
 }  // namespace
 
 arena::arena(arena_options options, detail::upstream_ref upstream) noexcept
     : options_(options), upstream_(upstream) {
     if (options_.chunk_size < header_bytes + default_alignment)
         options_.chunk_size = header_bytes + default_alignment;
-    if (options_.max_chunk_size < options_.chunk_size) options_.max_chunk_size = options_.chunk_size;
+    if (options_.max_chunk_size < options_.chunk_size)
+        options_.max_chunk_size = options_.chunk_size;
     next_chunk_ = options_.chunk_size;
 }
 
@@ -58,7 +63,9 @@ arena& arena::operator=(arena&& o) noexcept {
     return *this;
 }
 
-arena::~arena() { release_all(); }
+arena::~arena() {
+    release_all();
+}
 
 void arena::release_all() noexcept {
     drop_dedicated_until(nullptr);

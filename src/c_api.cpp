@@ -64,7 +64,9 @@ struct rtmem_arena {
 
 namespace {
 constexpr std::size_t header_bytes = rtmem::align_up(sizeof(rtmem_arena), 64);
-bool bad_side(int side) noexcept { return side != RTMEM_SIDE_LEFT && side != RTMEM_SIDE_RIGHT; }
+bool bad_side(int side) noexcept {
+    return side != RTMEM_SIDE_LEFT && side != RTMEM_SIDE_RIGHT;
+}
 }  // namespace
 
 extern "C" {
@@ -173,16 +175,24 @@ size_t rtmem_arena_peak(const rtmem_arena* arena) {
     return a.peak;
 }
 
-rtmem_error rtmem_last_error(void) { return last_error; }
+rtmem_error rtmem_last_error(void) {
+    return last_error;
+}
 
 const char* rtmem_error_string(rtmem_error error) {
     switch (error) {
-        case RTMEM_OK: return "no error";
-        case RTMEM_ERROR_NULL_ARENA: return "the arena is NULL";
-        case RTMEM_ERROR_BAD_ALIGNMENT: return "alignment is neither 0 nor a power of two";
-        case RTMEM_ERROR_BAD_SIDE: return "side is neither RTMEM_SIDE_LEFT nor RTMEM_SIDE_RIGHT";
-        case RTMEM_ERROR_OUT_OF_MEMORY: return "out of memory: the two sides would meet";
-        case RTMEM_ERROR_BAD_SIZE: return "size overflows";
+        case RTMEM_OK:
+            return "no error";
+        case RTMEM_ERROR_NULL_ARENA:
+            return "the arena is NULL";
+        case RTMEM_ERROR_BAD_ALIGNMENT:
+            return "alignment is neither 0 nor a power of two";
+        case RTMEM_ERROR_BAD_SIDE:
+            return "side is neither RTMEM_SIDE_LEFT nor RTMEM_SIDE_RIGHT";
+        case RTMEM_ERROR_OUT_OF_MEMORY:
+            return "out of memory: the two sides would meet";
+        case RTMEM_ERROR_BAD_SIZE:
+            return "size overflows";
     }
     return "unknown error";
 }

@@ -25,7 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     o.rewind_per_mille = 30;
     rtmem::testing::byte_source src({data, size});
     rtmem::testing::run_conformance(bottom, o, src);
-    if (top != nullptr && std::any_of(top, top + permanent, [](std::byte b) { return b != std::byte{0xA5}; }))
+    if (top != nullptr &&
+        std::any_of(top, top + permanent, [](std::byte b) { return b != std::byte{0xA5}; }))
         throw std::runtime_error("double_ended: the bottom side overwrote the top side");
     return 0;
 }

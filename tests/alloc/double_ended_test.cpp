@@ -22,7 +22,7 @@ static_assert(rtmem::resettable_allocator<double_ended_allocator::view>);
 /// Both sides at random, one shared marker: the harness's model (blocks after a marker are
 /// dropped by rewind) holds because a combined marker rewinds both sides.
 class either_side {
-public:
+  public:
     static constexpr std::string_view name = "either_side";
     using marker_type = double_ended_allocator::marker_type;
     explicit either_side(double_ended_allocator& a) : a_(&a) {}
@@ -40,7 +40,7 @@ public:
     rtmem::stats stats() const noexcept { return a_->stats(); }
     bool check() const noexcept { return a_->check(); }
 
-private:
+  private:
     double_ended_allocator* a_;
     std::uint32_t flip_ = 1;
 };
@@ -113,7 +113,8 @@ TEST(DoubleEndedAllocator, ExhaustionPerView) {
     double_ended_allocator a{8192};
     auto bottom = a.bottom();
     auto top = a.top();
-    EXPECT_GE(rtmem::testing::run_exhaustion(bottom, 64, 64), 8192u / 64 - 1);  // buffer may be 16-aligned
+    EXPECT_GE(rtmem::testing::run_exhaustion(bottom, 64, 64),
+              8192u / 64 - 1);  // buffer may be 16-aligned
     ASSERT_NE(a.allocate(4096, 1, side::bottom), nullptr);
     EXPECT_GE(rtmem::testing::run_exhaustion(top, 64, 64), 4096u / 64 - 1);
 }

@@ -19,7 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const unsigned frames = size == 0 ? 1 : data[size - 1] % 5 + 1;
     for (unsigned i = 0; i < frames; ++i) {
         f.next_frame();
-        if (f.current().used() != 0) throw rtmem::testing::conformance_failure("next_frame did not reset");
+        if (f.current().used() != 0)
+            throw rtmem::testing::conformance_failure("next_frame did not reset");
     }
     return 0;
 }

@@ -47,17 +47,17 @@ TEST(FrameAllocator, DataOfThePreviousFramesStaysValid) {
     frame_allocator<3> f{4096};
     std::vector<char*> strings;
     for (int frame = 0; frame < 10; ++frame) {
-        auto* s = static_cast<char*>(f.allocate(16, 1));
+        auto* s = static_cast<char*>(f.allocate(24, 1));
         ASSERT_NE(s, nullptr);
-        std::snprintf(s, 16, "frame %d", frame);
+        std::snprintf(s, 24, "frame %d", frame);
         strings.push_back(s);
         // The two frames before this one are still intact.
         for (int back = 1; back <= 2 && back <= frame; ++back) {
-            char expect[16];
+            char expect[24];
             std::snprintf(expect, sizeof expect, "frame %d", frame - back);
             EXPECT_STREQ(strings[static_cast<std::size_t>(frame - back)], expect);
-            EXPECT_TRUE(f.previous(static_cast<std::size_t>(back)).owns(
-                strings[static_cast<std::size_t>(frame - back)]));
+            EXPECT_TRUE(f.previous(static_cast<std::size_t>(back))
+                            .owns(strings[static_cast<std::size_t>(frame - back)]));
         }
         EXPECT_TRUE(f.current().owns(s));
         f.next_frame();

@@ -31,7 +31,7 @@ TYPED_TEST(FreeListAllocator, Conformance) {
         o.max_align = 4096;
         o.max_live = 300;
         o.use_reset = seed == 1;
-        o.scale = 0.5;
+        o.scale = 0.3;
         const auto r = rtmem::testing::run_conformance(a, o);
         EXPECT_GT(r.allocations, o.operations / 8);
         EXPECT_TRUE(a.check());

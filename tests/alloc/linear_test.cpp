@@ -118,7 +118,7 @@ TEST(LinearAllocator, TakesAndReturnsUpstreamMemoryOnce) {
         EXPECT_EQ(up.allocations, 1u);
         EXPECT_EQ(a.capacity(), 1000u);
         linear_allocator b{std::move(a)};
-        EXPECT_EQ(a.capacity(), 0u);         // NOLINT(bugprone-use-after-move): moved-from is empty
+        EXPECT_EQ(a.capacity(), 0u);  // NOLINT(bugprone-use-after-move): moved-from is empty
         EXPECT_EQ(a.allocate(1, 1), nullptr);  // NOLINT(bugprone-use-after-move)
         EXPECT_NE(b.allocate(1, 1), nullptr);
         linear_allocator c{std::span<std::byte>{}};

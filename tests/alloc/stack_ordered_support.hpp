@@ -11,7 +11,7 @@ namespace rtmem::testing {
 /// An upstream that counts what it hands out and what comes back, so tests can assert that
 /// chunks really return to it.
 class counting_upstream {
-public:
+  public:
     static constexpr std::string_view name = "counting_upstream";
     [[nodiscard]] void* allocate(std::size_t size, std::size_t align) noexcept {
         void* p = std::aligned_alloc(align < sizeof(void*) ? sizeof(void*) : align,

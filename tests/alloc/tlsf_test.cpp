@@ -41,7 +41,7 @@ TEST(TlsfAllocator, ConformanceSmallAndLarge) {
         o.large_size = 1 << 20;  // 1 request in 64 up to 1 MiB
         o.max_align = 4096;
         o.max_live = 400;
-        o.scale = 0.5;
+        o.scale = 0.25;
         const auto r = rtmem::testing::run_conformance(t, o);
         EXPECT_GT(r.allocations, o.operations / 8);
         EXPECT_EQ(r.checks, static_cast<std::size_t>(static_cast<double>(o.operations) * o.scale) +
@@ -63,6 +63,7 @@ TEST(TlsfAllocator, ConformanceUnderPressureWithSeveralPools) {
     o.max_size = 8192;
     o.max_align = 256;
     o.max_live = 2000;  // more than fits: exhaustion paths run too
+    o.scale = 0.4;
     const auto r = rtmem::testing::run_conformance(t, o);
     EXPECT_GT(r.exhausted, 0u);
     EXPECT_EQ(count_blocks(t, false), 3u);  // one free block per pool

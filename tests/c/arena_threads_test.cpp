@@ -55,7 +55,8 @@ int main() {
     const std::size_t empty = rtmem_arena_remaining(arena);
     for (int pass = 0; pass < 3; ++pass) {
         std::vector<std::thread> threads;
-        for (unsigned t = 0; t < 4; ++t) threads.emplace_back(worker, arena, t + 4 * static_cast<unsigned>(pass));
+        for (unsigned t = 0; t < 4; ++t)
+            threads.emplace_back(worker, arena, t + 4 * static_cast<unsigned>(pass));
         for (auto& t : threads) t.join();
         // Rewinding until both sides are empty pops every memory point the threads pushed.
         for (int side = 0; side < 2; ++side)

@@ -8,15 +8,17 @@
 
 static int failures = 0;
 
-#define CHECK(cond)                                                     \
-    do {                                                                \
-        if (!(cond)) {                                                  \
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
             fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            ++failures;                                                 \
-        }                                                               \
+            ++failures;                                                              \
+        }                                                                            \
     } while (0)
 
-static int aligned(const void* p, size_t a) { return ((uintptr_t)p & (a - 1)) == 0; }
+static int aligned(const void* p, size_t a) {
+    return ((uintptr_t)p & (a - 1)) == 0;
+}
 
 static void test_basic_sides(void) {
     rtmem_arena* arena = rtmem_arena_create(10000);

@@ -62,7 +62,7 @@ inline temp_scope_link& temp_scopes() noexcept {
 ///         std::pmr::vector<int> visible{scope.resource()};   // no heap call once warm
 ///     }
 class temp_scope {
-public:
+  public:
     static constexpr std::string_view name = "temp_scope";
 
     temp_scope() noexcept
@@ -94,7 +94,7 @@ public:
         return temporary_allocator().allocate(size, align);
     }
 
-private:
+  private:
     // Removes this scope from the chain without rewinding (out-of-order end).
     void unlink() noexcept {
         auto& link = detail::temp_scopes();

@@ -31,7 +31,7 @@ struct arena_options {
 /// chunk newer than the marker. reset() keeps the oldest chunk so a per-frame arena stops
 /// calling its upstream once warm. deallocate does nothing.
 class arena {
-public:
+  public:
     static constexpr std::string_view name = "arena";
 
     struct chunk;
@@ -47,8 +47,7 @@ public:
 #endif
     };
 
-    explicit arena(arena_options options = {}) noexcept
-        : arena(options, detail::upstream_ref()) {}
+    explicit arena(arena_options options = {}) noexcept : arena(options, detail::upstream_ref()) {}
     template <allocator Upstream>
     arena(arena_options options, Upstream& upstream) noexcept
         : arena(options, detail::upstream_ref(upstream)) {}
@@ -65,8 +64,8 @@ public:
     arena& operator=(const arena&) = delete;
     ~arena();
 
-    [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(std::size_t size,
-                                                     std::size_t align = default_alignment) noexcept {
+    [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
+        std::size_t size, std::size_t align = default_alignment) noexcept {
 #if RTMEM_CHECKS
         if (!is_pow2(align)) [[unlikely]]
             return bad_alignment(size, align);
@@ -88,7 +87,10 @@ public:
 #if RTMEM_CHECKS >= 2
         if (p != nullptr && !owns(p)) [[unlikely]]
             report_violation(violation_kind::foreign_pointer, name, p, size,
-                             "deallocate of %p: not a block of this arena", p);
+                             "deallocate of %p: not a live block of this arena (never allocated "
+                             "here, or already "
+                             "rewound or reset)",
+                             p);
 #else
         (void)p;
         (void)size;
@@ -109,13 +111,21 @@ public:
     [[nodiscard]] bool check() const noexcept;
 
     /// Bytes held from the upstream (chunks in use and cached).
-    [[nodiscard]] std::size_t reserved_bytes() const noexcept { return reserved_; }
+    [[nodiscard]] std::size_t reserved_bytes() const noexcept {
+        return reserved_;
+    }
     /// Chunks in use (regular and dedicated) and cached.
-    [[nodiscard]] std::size_t chunk_count() const noexcept { return chunks_; }
-    [[nodiscard]] std::size_t cached_chunk_count() const noexcept { return cached_; }
-    [[nodiscard]] const arena_options& options() const noexcept { return options_; }
+    [[nodiscard]] std::size_t chunk_count() const noexcept {
+        return chunks_;
+    }
+    [[nodiscard]] std::size_t cached_chunk_count() const noexcept {
+        return cached_;
+    }
+    [[nodiscard]] const arena_options& options() const noexcept {
+        return options_;
+    }
 
-private:
+  private:
     RTMEM_NOINLINE void* grow(std::size_t size, std::size_t align) noexcept;
     RTMEM_NOINLINE void* bad_alignment(std::size_t size, std::size_t align) const noexcept;
     chunk* new_chunk(std::size_t bytes) noexcept;

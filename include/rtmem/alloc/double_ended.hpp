@@ -23,7 +23,7 @@ enum class side : unsigned char {
 /// meet. Blocks come back per side by rewind(marker) or reset(side); deallocate does nothing.
 /// bottom() and top() are views that behave like a linear_allocator for one side.
 class double_ended_allocator {
-public:
+  public:
     static constexpr std::string_view name = "double_ended_allocator";
 
     struct side_marker {
@@ -59,7 +59,9 @@ public:
         end_ = high_ = p + capacity;
         detail::poison(begin_, capacity);
     }
-    double_ended_allocator(double_ended_allocator&& o) noexcept { take(o); }
+    double_ended_allocator(double_ended_allocator&& o) noexcept {
+        take(o);
+    }
     double_ended_allocator& operator=(double_ended_allocator&& o) noexcept {
         if (this != &o) {
             release();
@@ -69,7 +71,9 @@ public:
     }
     double_ended_allocator(const double_ended_allocator&) = delete;
     double_ended_allocator& operator=(const double_ended_allocator&) = delete;
-    ~double_ended_allocator() { release(); }
+    ~double_ended_allocator() {
+        release();
+    }
 
     [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(std::size_t size,
                                                      std::size_t align = default_alignment,
@@ -108,7 +112,9 @@ public:
 #if RTMEM_CHECKS
         if (p != nullptr && !owns(p)) [[unlikely]]
             report_violation(violation_kind::foreign_pointer, name, p, size,
-                             "deallocate of %p: not a block of this allocator", p);
+                             "deallocate of %p: not a live block of this allocator "
+                             "(never allocated here, or already rewound or reset)",
+                             p);
 #else
         (void)p;
         (void)size;
@@ -134,8 +140,8 @@ public:
     void rewind(side_marker m, side s) noexcept {
         const int i = index(s);
 #if RTMEM_CHECKS
-        const bool bad = s == side::bottom ? (m.pos < begin_ || m.pos > low_)
-                                           : (m.pos > end_ || m.pos < high_);
+        const bool bad =
+            s == side::bottom ? (m.pos < begin_ || m.pos > low_) : (m.pos > end_ || m.pos < high_);
         if (bad || m.owner != owner_ * 2 + static_cast<std::uint32_t>(i) ||
             m.live > total_[i] - base_[i]) [[unlikely]] {
             report_violation(violation_kind::stale_marker, name, m.pos, 0,
@@ -232,8 +238,10 @@ public:
     [[nodiscard]] view bottom() noexcept;
     [[nodiscard]] view top() noexcept;
 
-private:
-    static constexpr int index(side s) noexcept { return s == side::bottom ? 0 : 1; }
+  private:
+    static constexpr int index(side s) noexcept {
+        return s == side::bottom ? 0 : 1;
+    }
     void note_peak() noexcept {
         const std::size_t u = used(side::bottom) + used(side::top);
         if (u > peak_) peak_ = u;
@@ -258,10 +266,9 @@ private:
         owns_buffer_ = std::exchange(o.owns_buffer_, false);
     }
     void release() noexcept {
-        if (owns_buffer_ && begin_ != nullptr) {
-            detail::unpoison(begin_, capacity());
+        if (begin_ != nullptr) detail::unpoison(begin_, capacity());  // caller memory too
+        if (owns_buffer_ && begin_ != nullptr)
             upstream_.deallocate(begin_, capacity(), default_alignment);
-        }
         begin_ = end_ = low_ = high_ = nullptr;
         owns_buffer_ = false;
     }
@@ -288,14 +295,14 @@ private:
 /// be passed wherever a linear allocator is expected. A view is a cheap handle; the allocator
 /// must outlive it.
 class double_ended_allocator::view {
-public:
+  public:
     static constexpr std::string_view name = "double_ended_allocator";
     using marker_type = side_marker;
 
     view(double_ended_allocator& a, side s) noexcept : a_(&a), side_(s) {}
 
-    [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(std::size_t size,
-                                                     std::size_t align = default_alignment) noexcept {
+    [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
+        std::size_t size, std::size_t align = default_alignment) noexcept {
         return a_->allocate(size, align, side_);
     }
     void deallocate(void* p, std::size_t size, std::size_t align = default_alignment) noexcept {
@@ -309,7 +316,7 @@ public:
     [[nodiscard]] bool check() const noexcept { return a_->check(); }
     [[nodiscard]] side which() const noexcept { return side_; }
 
-private:
+  private:
     double_ended_allocator* a_;
     side side_;
 };

@@ -18,7 +18,7 @@ template <std::size_t N = 2>
 class frame_allocator {
     static_assert(N >= 1, "frame_allocator needs at least one buffer");
 
-public:
+  public:
     static constexpr std::string_view name = "frame_allocator";
     using marker_type = linear_allocator::marker_type;
 
@@ -38,15 +38,18 @@ public:
     frame_allocator(const frame_allocator&) = delete;
     frame_allocator& operator=(const frame_allocator&) = delete;
 
-    [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(std::size_t size,
-                                                     std::size_t align = default_alignment) noexcept {
+    [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
+        std::size_t size, std::size_t align = default_alignment) noexcept {
         return frames_[current_].allocate(size, align);
     }
     void deallocate(void* p, std::size_t size, std::size_t align = default_alignment) noexcept {
 #if RTMEM_CHECKS
         if (p != nullptr && !owns(p)) [[unlikely]]
-            report_violation(violation_kind::foreign_pointer, name, p, size,
-                             "deallocate of %p: not a block of any frame", p);
+            report_violation(
+                violation_kind::foreign_pointer, name, p, size,
+                "deallocate of %p: not a live block of any frame (never allocated here, or already "
+                "rewound or reset)",
+                p);
 #else
         (void)p;
         (void)size;
@@ -63,7 +66,9 @@ public:
     }
 
     /// The current frame's allocator.
-    [[nodiscard]] linear_allocator& current() noexcept { return frames_[current_]; }
+    [[nodiscard]] linear_allocator& current() noexcept {
+        return frames_[current_];
+    }
     /// The allocator of k frames ago (k < N; previous(0) is current()).
     [[nodiscard]] linear_allocator& previous(std::size_t k = 1) noexcept {
         if (k >= N) [[unlikely]] {
@@ -74,10 +79,14 @@ public:
         return frames_[(current_ + N - k) % N];
     }
     /// Frames advanced since construction.
-    [[nodiscard]] std::size_t frame_number() const noexcept { return frame_number_; }
+    [[nodiscard]] std::size_t frame_number() const noexcept {
+        return frame_number_;
+    }
 
     /// Markers are for the current frame; a marker from another frame is stale.
-    [[nodiscard]] marker_type marker() const noexcept { return frames_[current_].marker(); }
+    [[nodiscard]] marker_type marker() const noexcept {
+        return frames_[current_].marker();
+    }
     void rewind(marker_type m) noexcept {
         note_peak();
         frames_[current_].rewind(m);
@@ -111,7 +120,7 @@ public:
         return true;
     }
 
-private:
+  private:
     template <std::size_t... I>
     static std::array<linear_allocator, N> make(std::size_t bytes, detail::upstream_ref up,
                                                 std::index_sequence<I...>) noexcept {

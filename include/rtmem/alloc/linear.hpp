@@ -18,7 +18,7 @@ namespace rtmem {
 /// rewind() or reset()). When the upstream cannot supply the capacity, the allocator is empty
 /// (capacity 0) and every allocate returns nullptr.
 class linear_allocator {
-public:
+  public:
     static constexpr std::string_view name = "linear_allocator";
 
     /// Position of the top, to rewind() to. Markers are only valid for the allocator that made
@@ -83,10 +83,12 @@ public:
     }
     linear_allocator(const linear_allocator&) = delete;
     linear_allocator& operator=(const linear_allocator&) = delete;
-    ~linear_allocator() { release(); }
+    ~linear_allocator() {
+        release();
+    }
 
-    [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(std::size_t size,
-                                                     std::size_t align = default_alignment) noexcept {
+    [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
+        std::size_t size, std::size_t align = default_alignment) noexcept {
 #if RTMEM_CHECKS
         if (!is_pow2(align)) [[unlikely]]
             return bad_alignment(size, align);
@@ -108,7 +110,9 @@ public:
 #if RTMEM_CHECKS
         if (p != nullptr && !owns(p)) [[unlikely]]
             report_violation(violation_kind::foreign_pointer, name, p, size,
-                             "deallocate of %p: not a block of this allocator", p);
+                             "deallocate of %p: not a live block of this allocator "
+                             "(never allocated here, or already rewound or reset)",
+                             p);
 #else
         (void)p;
         (void)size;
@@ -187,15 +191,14 @@ public:
         return {begin_, capacity()};
     }
 
-private:
+  private:
     void note_peak() noexcept {
         if (used() > peak_) peak_ = used();
     }
     void release() noexcept {
-        if (owns_buffer_ && begin_ != nullptr) {
-            detail::unpoison(begin_, capacity());
+        if (begin_ != nullptr) detail::unpoison(begin_, capacity());  // caller memory too
+        if (owns_buffer_ && begin_ != nullptr)
             upstream_.deallocate(begin_, capacity(), default_alignment);
-        }
         begin_ = top_ = end_ = nullptr;
         owns_buffer_ = false;
     }
@@ -225,7 +228,7 @@ private:
 /// Rewinds an allocator to the marker taken at construction when the scope ends.
 template <marker_allocator A>
 class scoped_rewind {
-public:
+  public:
     explicit scoped_rewind(A& a) noexcept : a_(&a), m_(a.marker()) {}
     ~scoped_rewind() { a_->rewind(m_); }
     scoped_rewind(const scoped_rewind&) = delete;
@@ -233,7 +236,7 @@ public:
 
     [[nodiscard]] const typename A::marker_type& marker() const noexcept { return m_; }
 
-private:
+  private:
     A* a_;
     typename A::marker_type m_;
 };
@@ -243,5 +246,7 @@ private:
 #define RTMEM_DETAIL_CONCAT2(a, b) a##b
 #define RTMEM_DETAIL_CONCAT(a, b) RTMEM_DETAIL_CONCAT2(a, b)
 /// Everything `alloc` hands out from here to the end of the enclosing block is freed there.
-#define RTMEM_SCOPE(alloc) \
-    ::rtmem::scoped_rewind RTMEM_DETAIL_CONCAT(rtmem_scope_, __LINE__) { alloc }
+#define RTMEM_SCOPE(alloc)                                               \
+    ::rtmem::scoped_rewind RTMEM_DETAIL_CONCAT(rtmem_scope_, __LINE__) { \
+        alloc                                                            \
+    }

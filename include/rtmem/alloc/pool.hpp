@@ -63,11 +63,13 @@ class pool_allocator {
     pool_allocator& operator=(const pool_allocator&) = delete;
     ~pool_allocator() { release_chunks(); }
 
-    /// The typed fast path: one block, or nullptr when exhausted (and growth failed).
+    /// The typed fast path: one block, or nullptr when exhausted (and growth failed). A pop;
+    /// never-used blocks are carved out of line, so the free list only holds blocks handed out
+    /// before and the number carved is exactly the peak live count.
     [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate_block() noexcept {
         void* p = head_;
         if (p == nullptr) [[unlikely]]
-            return refill_and_pop();
+            return carve_block();
         head_ = *static_cast<void**>(p);
         ++live_;
         ++total_;
@@ -75,14 +77,12 @@ class pool_allocator {
         return p;
     }
 
-    /// The typed fast path: gives a block back (nullptr does nothing).
+    /// The typed fast path: gives a block back (a push). p must not be null (deallocate()
+    /// accepts null); with checks on, null is ignored.
     RTMEM_ALWAYS_INLINE void deallocate_block(void* p) noexcept {
         if constexpr (checked) {
             if (!on_deallocate(p)) return;
-        } else if (p == nullptr) {
-            return;
         }
-        if (live_ > peak_) peak_ = live_;  // live only grows in allocate: its maxima end here
         --live_;
         *static_cast<void**>(p) = head_;
         head_ = p;
@@ -107,7 +107,7 @@ class pool_allocator {
         }
         (void)size;
         (void)align;
-        deallocate_block(p);
+        if (p != nullptr) deallocate_block(p);
     }
 
     /// True for the start of any block of any chunk (free or not). O(chunks).
@@ -115,20 +115,21 @@ class pool_allocator {
 
     /// Returns every block to the free list; chunks are kept.
     void reset() noexcept {
+        if (carved_ > peak_) peak_ = carved_;
+        for (auto* c = chunks_; c != nullptr; c = c->next) c->prepare(stride_);
         head_ = nullptr;
-        if (live_ > peak_) peak_ = live_;
-        for (auto* c = chunks_; c != nullptr; c = c->next)
-            head_ = c->thread_free_list(head_, stride_);
-        live_ = 0;
+        carve_ = chunks_;
+        carved_ = live_ = 0;
     }
 
     [[nodiscard]] rtmem::stats stats() const noexcept {
-        const std::size_t peak = live_ > peak_ ? live_ : peak_;
+        const std::size_t peak = carved_ > peak_ ? carved_ : peak_;
         return rtmem::stats{blocks_ * stride_, live_ * stride_, peak * stride_, live_, total_};
     }
 
-    /// Verifies the free list: every node is a block start of a chunk, marked free in the bit
-    /// map (checks on), no node twice, and free + live == blocks. O(blocks).
+    /// Verifies the free list: every node is a block start of a chunk that was handed out
+    /// before, marked free in the bit map (checks on), no node twice, and free + live ==
+    /// carved. O(free blocks x chunks).
     [[nodiscard]] bool check() const noexcept;
 
     [[nodiscard]] std::size_t block_size() const noexcept { return block_size_; }
@@ -169,27 +170,41 @@ class pool_allocator {
         c->next = chunks_;
         chunks_ = c;
         blocks_ += c->count;
-        head_ = c->thread_free_list(head_, stride_);
+        c->prepare(stride_);
+        carve_ = c;
     }
 
-    RTMEM_NOINLINE void* refill_and_pop() noexcept {
-        if (upstream_ == nullptr || per_chunk_ == 0 || !valid_) return nullptr;
+    // The free list is empty: hand out a never-used block, growing by a chunk if needed.
+    RTMEM_NOINLINE void* carve_block() noexcept {
+        while (carve_ != nullptr && carve_->carved == carve_->count) carve_ = carve_->next;
+        if (carve_ == nullptr && !grow()) return nullptr;
+        void* p = carve_->carve(stride_);
+        detail::unpoison(p, stride_);
+        ++carved_;
+        ++live_;
+        ++total_;
+        if constexpr (checked) on_allocate(p);
+        return p;
+    }
+
+    bool grow() noexcept {
+        if (upstream_ == nullptr || per_chunk_ == 0 || !valid_) return false;
         std::size_t bytes = 0;
         if (!checked_mul(stride_, per_chunk_, bytes) ||
             !checked_add(bytes, detail::pool_chunk::overhead(per_chunk_, checked) + block_align_,
                          bytes))
-            return nullptr;
+            return false;
         auto* mem =
             static_cast<std::byte*>(upstream_->allocate(bytes, alignof(detail::pool_chunk)));
-        if (mem == nullptr) return nullptr;
+        if (mem == nullptr) return false;
         auto* c = detail::pool_chunk::carve({mem, bytes}, stride_, block_align_, checked);
         if (c == nullptr) {
             upstream_->deallocate(mem, bytes, alignof(detail::pool_chunk));
-            return nullptr;
+            return false;
         }
         c->upstream_bytes = bytes;
         adopt(c);
-        return allocate_block();
+        return true;
     }
 
     RTMEM_NOINLINE void* reject(std::size_t size, std::size_t align) const noexcept {
@@ -250,11 +265,14 @@ class pool_allocator {
             }
         }
         head_ = nullptr;
+        carve_ = nullptr;
     }
 
     void steal(pool_allocator& o) noexcept {
         head_ = std::exchange(o.head_, nullptr);
         chunks_ = std::exchange(o.chunks_, nullptr);
+        carve_ = std::exchange(o.carve_, nullptr);
+        carved_ = std::exchange(o.carved_, 0);
         upstream_ = o.upstream_;
         block_size_ = o.block_size_;
         block_align_ = o.block_align_;
@@ -269,9 +287,12 @@ class pool_allocator {
 
     void* head_ = nullptr;  // first free block; its first word links to the next
     detail::pool_chunk* chunks_ = nullptr;
+    detail::pool_chunk* carve_ = nullptr;  // chunk whose never-used blocks go out next
     Upstream* upstream_ = nullptr;
     std::size_t block_size_ = 0, block_align_ = 0, stride_ = 0, per_chunk_ = 0;
-    std::size_t blocks_ = 0, live_ = 0, peak_ = 0, total_ = 0;
+    std::size_t blocks_ = 0, live_ = 0, total_ = 0;
+    std::size_t carved_ = 0;  // blocks handed out at least once since reset: the peak live count
+    std::size_t peak_ = 0;    // largest carved_ before a reset
     bool valid_ = false;
 };
 
@@ -283,7 +304,7 @@ bool pool_allocator<Upstream>::check() const noexcept {
     std::size_t free_count = 0;
     for (void* p = head_; p != nullptr; p = *static_cast<void**>(p)) {
         auto r = find_block(p);
-        bool ok = r.chunk != nullptr && free_count < blocks_;
+        bool ok = r.chunk != nullptr && r.index < r.chunk->carved && free_count < carved_;
         if constexpr (checked) ok = ok && r.chunk->is_free(r.index);
         if (!ok) {
             report_violation(violation_kind::corrupted, name, p, block_size_,
@@ -293,10 +314,10 @@ bool pool_allocator<Upstream>::check() const noexcept {
         }
         ++free_count;
     }
-    if (free_count + live_ != blocks_) {
+    if (free_count + live_ != carved_) {
         report_violation(violation_kind::corrupted, name, nullptr, 0,
-                         "%zu free + %zu live blocks, but the chunks hold %zu", free_count, live_,
-                         blocks_);
+                         "%zu free + %zu live blocks, but %zu were handed out", free_count, live_,
+                         carved_);
         return false;
     }
     return true;

@@ -20,7 +20,7 @@ namespace rtmem {
 /// deallocate is a single pointer store (top = p) plus counters; the alignment padding in
 /// front of a freed block then stays in use until the block below it is freed.
 class stack_allocator {
-public:
+  public:
     static constexpr std::string_view name = "stack_allocator";
 
     struct marker_type {
@@ -49,7 +49,9 @@ public:
         detail::poison(begin_, capacity);
     }
 
-    stack_allocator(stack_allocator&& o) noexcept { take(o); }
+    stack_allocator(stack_allocator&& o) noexcept {
+        take(o);
+    }
     stack_allocator& operator=(stack_allocator&& o) noexcept {
         if (this != &o) {
             release();
@@ -59,10 +61,12 @@ public:
     }
     stack_allocator(const stack_allocator&) = delete;
     stack_allocator& operator=(const stack_allocator&) = delete;
-    ~stack_allocator() { release(); }
+    ~stack_allocator() {
+        release();
+    }
 
-    [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(std::size_t size,
-                                                     std::size_t align = default_alignment) noexcept {
+    [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
+        std::size_t size, std::size_t align = default_alignment) noexcept {
         size += static_cast<std::size_t>(size == 0);
 #if RTMEM_CHECKS
         if (!is_pow2(align)) [[unlikely]]
@@ -104,8 +108,8 @@ public:
             return bad_free(b, size);
         if (h.size != size) [[unlikely]]
             return report_violation(violation_kind::size_mismatch, name, p, size,
-                                    "deallocate of %p with size %zu, allocated with %zu", p,
-                                    size, h.size);
+                                    "deallocate of %p with size %zu, allocated with %zu", p, size,
+                                    h.size);
         detail::poison(begin_ + h.previous, static_cast<std::size_t>(top_ - begin_) - h.previous);
         top_ = begin_ + h.previous;
 #else
@@ -187,7 +191,7 @@ public:
         return static_cast<std::size_t>(end_ - top_);
     }
 
-private:
+  private:
     struct header {
         std::size_t previous;  // top (offset from begin) before this block
         std::size_t size;      // requested size (at least 1)
@@ -206,10 +210,9 @@ private:
         owns_buffer_ = std::exchange(o.owns_buffer_, false);
     }
     void release() noexcept {
-        if (owns_buffer_ && begin_ != nullptr) {
-            detail::unpoison(begin_, capacity());
+        if (begin_ != nullptr) detail::unpoison(begin_, capacity());  // caller memory too
+        if (owns_buffer_ && begin_ != nullptr)
             upstream_.deallocate(begin_, capacity(), default_alignment);
-        }
         begin_ = top_ = end_ = high_ = nullptr;
         owns_buffer_ = false;
     }

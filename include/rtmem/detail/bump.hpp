@@ -14,11 +14,10 @@ namespace rtmem::detail {
 /// An upstream allocator held by pointer, with its type erased so the allocators that use it
 /// stay plain classes (linear_allocator b{capacity, upstream} for any upstream type).
 class upstream_ref {
-public:
+  public:
     upstream_ref() noexcept : upstream_ref(default_upstream()) {}
     template <allocator Upstream>
-        requires(!std::same_as<Upstream, upstream_ref>)
-    explicit upstream_ref(Upstream& u) noexcept
+    requires(!std::same_as<Upstream, upstream_ref>) explicit upstream_ref(Upstream& u) noexcept
         : self_(&u),
           allocate_([](void* s, std::size_t n, std::size_t a) noexcept {
               return static_cast<Upstream*>(s)->allocate(n, a);
@@ -34,7 +33,7 @@ public:
         deallocate_(self_, p, n, a);
     }
 
-private:
+  private:
     static malloc_allocator& default_upstream() noexcept {
         static malloc_allocator m;
         return m;
@@ -54,8 +53,8 @@ inline std::uint32_t next_owner_tag() noexcept {
 /// The bump step: the aligned start of a block of `size` bytes at `top`, or nullptr when it
 /// does not fit before `end`. Two compares and no overflow: size is compared to what is left
 /// before the padding is added.
-[[nodiscard]] RTMEM_ALWAYS_INLINE std::byte* bump(std::byte* top, std::byte* end,
-                                                  std::size_t size, std::size_t align) noexcept {
+[[nodiscard]] RTMEM_ALWAYS_INLINE std::byte* bump(std::byte* top, std::byte* end, std::size_t size,
+                                                  std::size_t align) noexcept {
     const auto t = reinterpret_cast<std::uintptr_t>(top);
     const auto a = (t + align - 1) & ~(std::uintptr_t{align} - 1);
     const auto e = reinterpret_cast<std::uintptr_t>(end);

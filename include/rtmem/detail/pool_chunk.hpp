@@ -25,6 +25,7 @@ struct pool_chunk {
     std::byte* first = nullptr;          // first block
     std::size_t count = 0;               // blocks
     std::size_t upstream_bytes = 0;      // bytes to give back upstream (0: caller memory)
+    std::size_t carved = 0;              // blocks [0, carved) were handed out at least once
     std::uint64_t* free_bits = nullptr;  // bit i set: block i is free (checks on only)
 
     static constexpr std::size_t bitmap_words(std::size_t n) noexcept { return (n + 63) / 64; }
@@ -56,25 +57,18 @@ struct pool_chunk {
         return c;
     }
 
-    /// Links every block (lowest address first) in front of `tail`; returns the new head. With a
-    /// bit map, marks them free, fills them with 0xDD and poisons all but the link word.
-    void* thread_free_list(void* tail, std::size_t stride) noexcept {
+    /// Marks every block free and not yet handed out: blocks are carved lazily, lowest address
+    /// first, so a block is touched only when it is first needed. Poisons the blocks for ASan.
+    void prepare(std::size_t stride) noexcept {
+        carved = 0;
         if (free_bits != nullptr) {
             std::memset(free_bits, 0xFF, bitmap_words(count) * sizeof(std::uint64_t));
         }
-        for (std::size_t i = count; i-- > 0;) {
-            std::byte* b = first + i * stride;
-            unpoison(b, sizeof(void*));
-            *reinterpret_cast<void**>(b) = tail;
-            if (free_bits != nullptr) {
-                unpoison(b + sizeof(void*), stride - sizeof(void*));
-                std::memset(b + sizeof(void*), 0xDD, stride - sizeof(void*));
-                poison(b + sizeof(void*), stride - sizeof(void*));
-            }
-            tail = b;
-        }
-        return tail;
+        poison(first, count * stride);
     }
+
+    /// The next never-used block (carved < count).
+    std::byte* carve(std::size_t stride) noexcept { return first + carved++ * stride; }
 
     /// p as a block of this chunk, if it is exactly a block start.
     [[nodiscard]] pool_block_ref locate(const void* p, std::size_t stride) noexcept {
