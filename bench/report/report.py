@@ -302,49 +302,150 @@ def coherent(rep):
           "Google's dense_hash_set. Seed times for 'no uniqueness' come from its second run.")
 
 
-# ---- sections fed by the other benchmark programs (names matched loosely) -----------------
+# ---- sections fed by the other benchmark programs (their names, as they register them) ----
 
-def matched_ratio(rep, slow, fast, programs=None):
-    """slow, fast: (include tokens, exclude tokens) for Results.find."""
-    a = rep.r.find(*slow, programs=programs)
-    b = rep.r.find(*fast, programs=programs)
-    if not a or not b:
-        return None
-    return ratio(rep.r.median(*a), rep.r.median(*b))
+def items_rate(rep, program, name):
+    """items_per_second (median over repetitions), for thread-scaling benchmarks."""
+    return rep.r.counter(program, name, "items_per_second")
 
 
 def allocator_tables(rep):
     rep.h("## Thesis Table 6.1 — linear allocator vs malloc, 1000 allocations")
-    progs = [p for p in ("stack_ordered",) if p in rep.r.programs]
-    rep.missing("stack_ordered")
-    rows = []
-    for size, token, seed in (("8 B", "8", 5.85), ("256 B", "256", 20.14),
-                              ("8 KiB", "8192", 357.88), ("1 MiB", "1048576", 494.48)):
-        ours = matched_ratio(rep, (("malloc", f"/{token}"), ("rtmem", "linear", "pool")),
-                             (("linear", f"/{token}"), ("floor", "malloc")), progs or None)
-        rows.append((f"malloc / linear, {size}", f"M/L = {seed}", seed, ours))
-    rep.seed_rows(rows, headline=("malloc / linear, 8 B", "malloc / linear, 1 MiB"))
+    if not rep.missing("stack_ordered"):
+        m = lambda n: rep.r.median("stack_ordered", n)  # noqa: E731
+        rows, detail = [], []
+        for size, token, seed in (("8 B", "8", 5.85), ("256 B", "256", 20.14),
+                                  ("8 KiB", "8192", 357.88), ("1 MiB", "1048576", 494.48)):
+            mal, lin = m(f"table6_1/malloc/{token}"), m(f"table6_1/linear/{token}")
+            rows.append((f"malloc / linear, {size}", f"M/L = {seed}", seed, ratio(mal, lin)))
+            detail.append([size] + [fmt(m(f"table6_1/{v}/{token}")) for v in (
+                "floor_bump", "linear", "arena", "c_arena", "malloc")])
+        rep.table(["size", "floor bump (ns)", "linear", "arena", "C arena", "malloc"], detail)
+        rep.seed_rows(rows, headline=("malloc / linear, 8 B", "malloc / linear, 1 MiB"))
+
+    rep.h("## Weaver — per-call latency, 5 KiB x 100k (Linux table)")
+    if not rep.missing("stack_ordered"):
+        rows = []
+        for label, name in (("malloc", "weaver/malloc/5KiB"), ("free", "weaver/free/5KiB"),
+                            ("linear alloc", "weaver/linear_alloc/5KiB"),
+                            ("C arena alloc", "weaver/c_arena_alloc/5KiB"),
+                            ("C arena mark", "weaver/c_arena_mark"),
+                            ("C arena rewind", "weaver/c_arena_rewind")):
+            c = lambda k: rep.r.counter("stack_ordered", name, k)  # noqa: E731
+            rows.append([label, fmt(c("mean_ns")), fmt(c("stddev_ns")), fmt(c("p99_ns")),
+                         fmt(c("max_ns"))])
+        rep.table(["call", "mean (ns)", "std dev (ns)", "p99 (ns)", "max (ns)"], rows)
+        mean = lambda n: rep.r.counter("stack_ordered", n, "mean_ns")  # noqa: E731
+        rep.seed_rows([
+            ("malloc / arena alloc (mean)", "2.712 vs 0.768 µs (_Walloc)", 2.712 / 0.7675,
+             ratio(mean("weaver/malloc/5KiB"), mean("weaver/c_arena_alloc/5KiB"))),
+            ("free / arena rewind (mean)", "0.878 vs 0.756 µs (_Wtrash)", 0.8776 / 0.7558,
+             ratio(mean("weaver/free/5KiB"), mean("weaver/c_arena_rewind"))),
+        ], headline=("malloc / arena alloc (mean)",))
+
+    rep.h("## Trub — ns per 8-byte operation (1.7 GHz)")
+    if not rep.missing("stack_ordered"):
+        m = lambda n: rep.r.median("stack_ordered", n)  # noqa: E731
+        rep.table(["operation", "seed (ns)", "ours (ns per iteration)"],
+                  [["malloc", "80-90", fmt(m("trub/malloc/8"))],
+                   ["stack", "30-40", fmt(m("trub/stack/8"))],
+                   ["linear", "22-27", fmt(m("trub/linear/8"))]])
+        rep.seed_rows([("malloc / stack", "80-90 vs 30-40 ns", 85 / 35,
+                        ratio(m("trub/malloc/8"), m("trub/stack/8"))),
+                       ("malloc / linear (Trub)", "80-90 vs 22-27 ns", 85 / 24.5,
+                        ratio(m("trub/malloc/8"), m("trub/linear/8")))])
 
     rep.h("## Thesis Table 6.2 — pool vs malloc (2000 alloc, 1000 random free, 1000 alloc, "
           "2000 random free; 256 B)")
-    progs = [p for p in ("pool_freelist_tlsf",) if p in rep.r.programs]
-    rep.missing("pool_freelist_tlsf")
-    ours = matched_ratio(rep, (("table6_2", "malloc"), ()), (("table6_2", "pool"), ("floor",)),
-                         progs or None)
-    rep.seed_rows([("malloc / pool", "942,902 vs 187,642 cycles", 5.02, ours)],
-                  headline=("malloc / pool",))
+    if not rep.missing("pool_freelist_tlsf"):
+        m = lambda n: rep.r.median("pool_freelist_tlsf", n)  # noqa: E731
+        rep.table(["allocator", "median (µs)"],
+                  [[v, fmt((m(f"table6_2/{v}") or 0) / 1e3)] for v in (
+                      "floor", "pool", "glibc", "foonathan_memory_pool", "boost_pool")
+                   if m(f"table6_2/{v}")])
+        rep.seed_rows([("malloc / pool", "942,902 vs 187,642 cycles", 5.02,
+                        ratio(m("table6_2/glibc"), m("table6_2/pool")))],
+                      headline=("malloc / pool",))
 
-    rep.h("## Trub — ns per 8-byte operation (1.7 GHz)")
-    progs = [p for p in ("stack_ordered",) if p in rep.r.programs]
-    mal = rep.r.find(("trub", "malloc"), programs=progs or None)
-    stk = rep.r.find(("trub", "stack"), programs=progs or None)
-    lin = rep.r.find(("trub", "linear"), programs=progs or None)
-    med = lambda x: rep.r.median(*x) if x else None  # noqa: E731
-    rep.seed_rows([("malloc / stack", "80-90 vs 30-40 ns", 85 / 35, ratio(med(mal), med(stk))),
-                   ("malloc / linear", "80-90 vs 22-27 ns", 85 / 24.5, ratio(med(mal), med(lin)))],
-                  headline=("malloc / linear",))
-    rep.p("The remaining seed tables (Weaver per-call latency, Fig 6.6, Fig 6.9, Figs 7.1/7.2, "
-          "the Coherent Labs mutex) are in the appendix below, from the programs that own them.")
+    rep.h("## Thesis Fig 6.6 — free list vs malloc as live blocks grow (1000..4000)")
+    if not rep.missing("pool_freelist_tlsf"):
+        series = {}
+        for name in rep.r.names("pool_freelist_tlsf"):
+            mm = re.fullmatch(r"fig6_6/(\w+)/(\w+)/(\d+)", name)
+            if mm:
+                series.setdefault((mm.group(1), mm.group(2)), []).append(
+                    (int(mm.group(3)), rep.r.median("pool_freelist_tlsf", name)))
+        ops = sorted({op for op, _ in series})
+        allocs = sorted({a for _, a in series})
+        counts = sorted({n for s in series.values() for n, _ in s})
+        rows = []
+        for op in ops:
+            for a in allocs:
+                d = dict(series.get((op, a), []))
+                if d:
+                    rows.append([op, a] + [fmt(d.get(n) and d.get(n) / 1e3) for n in counts])
+        rep.table(["pattern", "allocator"] + [f"{n} (µs)" for n in counts], rows)
+        last = counts[-1] if counts else None
+        seed_rows = []
+        for op in ops:
+            fl = dict(series.get((op, "free_list_first_fit"), [])).get(last)
+            gl = dict(series.get((op, "glibc"), [])).get(last)
+            seed_rows.append((f"free list first fit / glibc, {op}, {last}",
+                              "free list lost to malloc as live grew", None, ratio(fl, gl)))
+        rep.seed_rows(seed_rows)
+
+        def draw(ax):
+            for (op, a), pts in sorted(series.items()):
+                if op != "random":
+                    continue
+                pts.sort()
+                ax.plot([n for n, _ in pts], [v / 1e3 for _, v in pts], marker=".", label=a)
+            ax.set_xlabel("blocks")
+            ax.set_ylabel("µs per pattern (random frees)")
+            ax.set_yscale("log")
+            ax.legend(fontsize=7)
+        rep.plot("fig6_6_free_list.png", "Fig 6.6: random pattern, free list vs peers", draw)
+
+    rep.h("## Thesis Fig 6.9 — SoA vs AoS (part of the structure used)")
+    if not rep.missing("soa"):
+        m = lambda n: rep.r.median("soa", n)  # noqa: E731
+        rows = []
+        for n in (5000, 1000000):
+            for variant in ("hand_soa", "soa_columns", "soa_rows", "soa_range_for"):
+                rows.append((f"AoS / {variant}, {n:,}", "SoA faster", None,
+                             ratio(m(f"BM_aos_vector/{n}"), m(f"BM_{variant}/{n}"))))
+        rep.seed_rows(rows, headline=("AoS / soa_columns, 1,000,000",))
+
+    rep.h("## Thesis Figs 7.1/7.2 — false sharing (speedup over one thread)")
+    if not rep.missing("false_sharing"):
+        rows, pts = [], {}
+        for name in rep.r.names("false_sharing"):
+            mm = re.fullmatch(r"per_thread_counters<(\w+)>/real_time/threads:(\d+)", name)
+            if mm:
+                pts.setdefault(mm.group(1), {})[int(mm.group(2))] = \
+                    items_rate(rep, "false_sharing", name)
+        for layout, d in sorted(pts.items()):
+            one = d.get(1)
+            for t in sorted(d):
+                rows.append([layout, t, fmt(ratio(d[t], one))])
+        rep.table(["layout", "threads", "speedup over 1 thread (items/s)"], rows)
+        top = max((t for d in pts.values() for t in d), default=None)
+        if top:
+            rep.seed_rows([
+                (f"speedup, adjacent counters, {top} threads",
+                 "~1.4x at best (24 cores); below 1 for 2-15 threads", 1.4,
+                 ratio(pts.get("adjacent", {}).get(top), pts.get("adjacent", {}).get(1))),
+                (f"speedup, padded counters, {top} threads", "linear (= thread count)",
+                 float(top), ratio(pts.get("padded", {}).get(top),
+                                   pts.get("padded", {}).get(1)))])
+        rep.p("This machine has few cores; the seed's curve went to 24.")
+
+    rep.h("## Coherent Labs — std::mutex vs a hand-made lock")
+    if not rep.missing("mutex"):
+        m = lambda n: rep.r.median("mutex", n)  # noqa: E731
+        rep.seed_rows([("std::mutex / rtmem::spin_mutex, uncontended",
+                        "std::mutex 30-40% slower than SRWLOCK (MSVC 2015)", 1.35,
+                        ratio(m("uncontended<std::mutex>"), m("uncontended<rtmem::spin_mutex>")))])
 
 
 # ---- beyond the seeds ----------------------------------------------------------------------
@@ -437,9 +538,9 @@ def fragmentation(rep):
 
 def appendix(rep):
     rep.h("## Appendix — every other benchmark (medians of repetitions)")
-    rep.p("Programs owned by other parts of the suite (Table 6.1 details, Weaver latency, "
-          "Fig 6.6, Fig 6.9, Figs 7.1/7.2, mutex ...). `vs first` divides each median by the "
-          "first benchmark of its group (the name up to its last `/`).")
+    rep.p("Benchmarks no section above reported (object pools, contended locks, tail latency "
+          "...). `vs first` divides each median by the first benchmark of its group (the name "
+          "up to its last `/`).")
     for program in sorted(rep.r.programs):
         runs = [n for n in rep.r.names(program) if (program, n) not in rep.r.used]
         if not runs:

@@ -7,7 +7,7 @@ import statistics
 
 _UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 # Suffixes Google Benchmark appends to names; the report names benchmarks without them.
-_SUFFIX = re.compile(r"(/(min_time|repeats|iterations|threads):[^/]*|/real_time|/manual_time)+$")
+_SUFFIX = re.compile(r"(/(min_time|repeats|iterations):[^/]*)+$")
 
 
 def clean_name(name):
