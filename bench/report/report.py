@@ -588,12 +588,19 @@ def main():
     for label, seed_text, seed, ours in rep.headline:
         seed_cell = f"{fmtx(seed)} ({seed_text})" if seed else seed_text
         rep.lines.append(f"| {label} | {seed_cell} | {fmtx(ours)} |")
-    origins = {p: c.get("process_malloc", "not recorded") for p, c in results.contexts.items()}
+    linked = {}  # from scripts/bench: the needed-library order of each program
+    try:
+        with open(os.path.join(out, "malloc_origin.txt")) as f:
+            linked = dict(line.split(maxsplit=1) for line in f if line.strip())
+    except OSError:
+        pass
+    origins = {p: c.get("process_malloc") or linked.get(p, "unknown").strip()
+               for p, c in results.contexts.items()}
     if origins:
         rep.lines += ["", "`malloc` resolves to, per program (a peer that exports `malloc` and is "
                       "linked first replaces glibc's for every `new`; see docs/benchmarks.md): " +
                       ", ".join(f"{p}: `{o}`" for p, o in sorted(origins.items())) + "."]
-        odd = [p for p, o in origins.items() if not o.startswith("libc.so")]
+        odd = [p for p, o in origins.items() if o != "unknown" and not o.startswith("libc.so")]
         if odd:
             rep.lines += ["", "**Caution:** in " + ", ".join(sorted(odd)) + " `malloc` is not "
                           "glibc's, so their malloc/new figures measure that library."]
