@@ -46,6 +46,14 @@ class Report:
         self.lines = []
         self.headline = []  # (claim, seed text, seed value, ours)
         self.plots = []
+        self.origins = {}
+
+    def malloc(self, program):
+        """'malloc', or what malloc really was in that program when a peer replaced glibc's."""
+        o = self.origins.get(program, "unknown")
+        if o == "unknown" or o.startswith("libc.so"):
+            return "malloc"
+        return f"malloc (= {o.split('.so')[0].removeprefix('lib')})"
 
     def h(self, text):
         self.lines += ["", text, ""]
@@ -317,11 +325,12 @@ def allocator_tables(rep):
         for size, token, seed in (("8 B", "8", 5.85), ("256 B", "256", 20.14),
                                   ("8 KiB", "8192", 357.88), ("1 MiB", "1048576", 494.48)):
             mal, lin = m(f"table6_1/malloc/{token}"), m(f"table6_1/linear/{token}")
-            rows.append((f"malloc / linear, {size}", f"M/L = {seed}", seed, ratio(mal, lin)))
+            rows.append((f"{rep.malloc('stack_ordered')} / linear, {size}", f"M/L = {seed}", seed,
+                         ratio(mal, lin)))
             detail.append([size] + [fmt(m(f"table6_1/{v}/{token}")) for v in (
                 "floor_bump", "linear", "arena", "c_arena", "malloc")])
         rep.table(["size", "floor bump (ns)", "linear", "arena", "C arena", "malloc"], detail)
-        rep.seed_rows(rows, headline=("malloc / linear, 8 B", "malloc / linear, 1 MiB"))
+        rep.seed_rows(rows, headline=tuple(r[0] for r in rows if r[0].endswith(("8 B", "1 MiB"))))
 
     rep.h("## Weaver — per-call latency, 5 KiB x 100k (Linux table)")
     if not rep.missing("stack_ordered"):
@@ -336,12 +345,13 @@ def allocator_tables(rep):
                          fmt(c("max_ns"))])
         rep.table(["call", "mean (ns)", "std dev (ns)", "p99 (ns)", "max (ns)"], rows)
         mean = lambda n: rep.r.counter("stack_ordered", n, "mean_ns")  # noqa: E731
+        label = f"{rep.malloc('stack_ordered')} / arena alloc (mean)"
         rep.seed_rows([
-            ("malloc / arena alloc (mean)", "2.712 vs 0.768 µs (_Walloc)", 2.712 / 0.7675,
+            (label, "2.712 vs 0.768 µs (_Walloc)", 2.712 / 0.7675,
              ratio(mean("weaver/malloc/5KiB"), mean("weaver/c_arena_alloc/5KiB"))),
             ("free / arena rewind (mean)", "0.878 vs 0.756 µs (_Wtrash)", 0.8776 / 0.7558,
              ratio(mean("weaver/free/5KiB"), mean("weaver/c_arena_rewind"))),
-        ], headline=("malloc / arena alloc (mean)",))
+        ], headline=(label,))
 
     rep.h("## Trub — ns per 8-byte operation (1.7 GHz)")
     if not rep.missing("stack_ordered"):
@@ -363,9 +373,9 @@ def allocator_tables(rep):
                   [[v, fmt((m(f"table6_2/{v}") or 0) / 1e3)] for v in (
                       "floor", "pool", "glibc", "foonathan_memory_pool", "boost_pool")
                    if m(f"table6_2/{v}")])
-        rep.seed_rows([("malloc / pool", "942,902 vs 187,642 cycles", 5.02,
-                        ratio(m("table6_2/glibc"), m("table6_2/pool")))],
-                      headline=("malloc / pool",))
+        label = f"{rep.malloc('pool_freelist_tlsf')} / pool (Table 6.2)"
+        rep.seed_rows([(label, "942,902 vs 187,642 cycles", 5.02,
+                        ratio(m("table6_2/glibc"), m("table6_2/pool")))], headline=(label,))
 
     rep.h("## Thesis Fig 6.6 — free list vs malloc as live blocks grow (1000..4000)")
     if not rep.missing("pool_freelist_tlsf"):
@@ -505,6 +515,12 @@ def scaling(rep):
         d = dict(pts)
         first, last = d.get(lives[0]), d.get(lives[-1])
         rows.append([alloc] + [fmt(d.get(n)) for n in lives] + [fmt(ratio(last, first))])
+    d = {a: dict(p) for a, p in series.items()}
+    top = lives[-1] if lives else None
+    for a in ("rtmem_pool_64B", "rtmem_tlsf"):
+        if top and d.get("malloc", {}).get(top) and d.get(a, {}).get(top):
+            rep.headline.append((f"free+allocate at {top:,} live: malloc / {a}", "—", None,
+                                 ratio(d["malloc"][top], d[a][top])))
     rep.p("ns per (free a random live block + allocate one), median of repetitions.")
     rep.p("")
     rep.table(["allocator"] + [f"{n:,} live" for n in lives] + ["growth"], rows)
@@ -534,6 +550,10 @@ def fragmentation(rep):
           "forked child per allocator); live is the peak sum of requested bytes.")
     rep.p("")
     rep.table(["allocator", "peak live (MiB)", "peak footprint (MiB)", "footprint / live"], rows)
+    for r in rows:
+        if r[0] in ("malloc", "rtmem_tlsf"):
+            rep.headline.append((f"footprint / live, {r[0]} (fragmenting workload)", "—", None,
+                                 float(r[3]) if r[3] != "—" else None))
 
 
 def appendix(rep):
@@ -569,6 +589,15 @@ def main():
     results = Results(out)
     rep = Report(results, out)
     ctx = results.context
+    linked = {}  # from scripts/bench: the needed-library order of each program
+    try:
+        with open(os.path.join(out, "malloc_origin.txt")) as f:
+            linked = dict(line.split(maxsplit=1) for line in f if line.strip())
+    except OSError:
+        pass
+    origins = {p: c.get("process_malloc") or linked.get(p, "unknown").strip()
+               for p, c in results.contexts.items()}
+    rep.origins = origins
     body_start = len(rep.lines)
     for section in (fig_2_2, figs_3_5_3_6, table_3_2, figs_3_9_3_10, allocator_tables, coherent,
                     lecture, frame_budget, scaling, fragmentation, appendix):
@@ -588,14 +617,6 @@ def main():
     for label, seed_text, seed, ours in rep.headline:
         seed_cell = f"{fmtx(seed)} ({seed_text})" if seed else seed_text
         rep.lines.append(f"| {label} | {seed_cell} | {fmtx(ours)} |")
-    linked = {}  # from scripts/bench: the needed-library order of each program
-    try:
-        with open(os.path.join(out, "malloc_origin.txt")) as f:
-            linked = dict(line.split(maxsplit=1) for line in f if line.strip())
-    except OSError:
-        pass
-    origins = {p: c.get("process_malloc") or linked.get(p, "unknown").strip()
-               for p, c in results.contexts.items()}
     if origins:
         rep.lines += ["", "`malloc` resolves to, per program (a peer that exports `malloc` and is "
                       "linked first replaces glibc's for every `new`; see docs/benchmarks.md): " +
