@@ -628,13 +628,14 @@ int main(int argc, char** argv) {
     register_all();
     benchmark::AddCustomContext("glibc_baseline", glibc.genuine ? "libc.so.6 malloc (dlsym)"
                                                                 : "process malloc (may be a peer)");
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    // Look for a non-console format before Initialize() consumes the flags.
     bool console = true;
     for (int i = 1; i < argc; ++i)
         if (std::strncmp(argv[i], "--benchmark_format", 18) == 0 &&
             std::strstr(argv[i], "console") == nullptr)
             console = false;
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     if (console) {
         ratio_reporter r;
         benchmark::RunSpecifiedBenchmarks(&r);
