@@ -20,6 +20,7 @@
 #include <memory_resource>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rtmem/alloc/free_list.hpp"
@@ -286,7 +287,9 @@ void flat(benchmark::State& state) {
         heap.deallocate(slots[v], slot_size[v]);
         slot_size[v] = sizes[(k * 7) % ring];
         slots[v] = heap.allocate(slot_size[v]);
-        benchmark::DoNotOptimize(slots[v]);
+        // The const overload: benchmark 1.7's "+m,r" in-out form made GCC 12 -O3 miscompile
+        // this loop (garbage in slots[]; clang, -O2 and -fno-ipa-modref were all fine).
+        benchmark::DoNotOptimize(std::as_const(slots[v]));
         ++k;
     }
     for (std::size_t i = 0; i < n; ++i) heap.deallocate(slots[i], slot_size[i]);
@@ -625,13 +628,14 @@ int main(int argc, char** argv) {
     register_all();
     benchmark::AddCustomContext("glibc_baseline", glibc.genuine ? "libc.so.6 malloc (dlsym)"
                                                                 : "process malloc (may be a peer)");
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    // Look for a non-console format before Initialize() consumes the flags.
     bool console = true;
     for (int i = 1; i < argc; ++i)
         if (std::strncmp(argv[i], "--benchmark_format", 18) == 0 &&
             std::strstr(argv[i], "console") == nullptr)
             console = false;
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     if (console) {
         ratio_reporter r;
         benchmark::RunSpecifiedBenchmarks(&r);
