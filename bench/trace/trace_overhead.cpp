@@ -46,7 +46,9 @@ sample run(const std::vector<std::string>& args, const std::vector<std::string>&
     rusage ru{};
     wait4(pid, &status, 0, &ru);
     s.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    auto tv = [](timeval v) { return static_cast<double>(v.tv_sec) + static_cast<double>(v.tv_usec) * 1e-6; };
+    auto tv = [](timeval v) {
+        return static_cast<double>(v.tv_sec) + static_cast<double>(v.tv_usec) * 1e-6;
+    };
     s.cpu = tv(ru.ru_utime) + tv(ru.ru_stime);
     posix_spawn_file_actions_destroy(&fa);
     return s;
@@ -77,19 +79,22 @@ int main() {
     std::string heaptrack = RTMEM_HEAPTRACK;
     std::printf("trace_workload, %s malloc+free steps per thread, median of %d runs\n",
                 iterations.c_str(), reps);
-    std::printf("%-22s %7s %9s %9s %10s %10s\n", "config", "threads", "wall s", "cpu s",
-                "wall x", "cpu x");
+    std::printf("%-22s %7s %9s %9s %10s %10s\n", "config", "threads", "wall s", "cpu s", "wall x",
+                "cpu x");
     for (int threads : {1, 2}) {
-        std::vector<std::string> workload{RTMEM_TRACE_WORKLOAD, std::to_string(threads), iterations};
+        std::vector<std::string> workload{RTMEM_TRACE_WORKLOAD, std::to_string(threads),
+                                          iterations};
         struct config {
             const char* name;
             std::vector<std::string> prefix, env;
         };
         std::vector<config> configs{
             {"native", {}, {}},
-            {"rtmem record depth 16", {},
+            {"rtmem record depth 16",
+             {},
              {"LD_PRELOAD=" + lib, "RTMEM_TRACE_FILE=" + dir + "/w.rtt", "RTMEM_TRACE_DEPTH=16"}},
-            {"rtmem record depth 0", {},
+            {"rtmem record depth 0",
+             {},
              {"LD_PRELOAD=" + lib, "RTMEM_TRACE_FILE=" + dir + "/w.rtt", "RTMEM_TRACE_DEPTH=0"}},
         };
         if (!heaptrack.empty() && !heaptrack.ends_with("NOTFOUND")) {

@@ -38,7 +38,10 @@ int main(int argc, char** argv) {
     std::vector<std::thread> pool;
     std::vector<std::uint64_t> sums(static_cast<std::size_t>(threads));
     for (int t = 0; t < threads; ++t) {
-        pool.emplace_back([&, t] { sums[static_cast<std::size_t>(t)] = run(iterations, 88172645463325252ull + static_cast<std::uint64_t>(t)); });
+        pool.emplace_back([&, t] {
+            sums[static_cast<std::size_t>(t)] =
+                run(iterations, 88172645463325252ull + static_cast<std::uint64_t>(t));
+        });
     }
     for (auto& th : pool) th.join();
     std::uint64_t total = 0;

@@ -11,8 +11,12 @@ namespace rtmem_symbolizer_test {
 __attribute__((noinline)) std::uint64_t return_address() {
     return reinterpret_cast<std::uint64_t>(__builtin_return_address(0));
 }
-__attribute__((always_inline)) inline std::uint64_t inlined_helper(int) { return return_address(); }
-__attribute__((noinline)) std::uint64_t outer_function(int x) { return inlined_helper(x) + 0; }
+__attribute__((always_inline)) inline std::uint64_t inlined_helper(int) {
+    return return_address();
+}
+__attribute__((noinline)) std::uint64_t outer_function(int x) {
+    return inlined_helper(x) + 0;
+}
 
 }  // namespace rtmem_symbolizer_test
 

@@ -16,7 +16,7 @@
 namespace rtmem::testing {
 
 class trace_writer {
-public:
+  public:
     /// `packed`: events chunks packed as the tracer writes them (false: raw_event arrays,
     /// which the reader also accepts).
     explicit trace_writer(const std::string& path, std::uint32_t pid = 4242, bool packed = true)
@@ -87,7 +87,7 @@ public:
         file_ = nullptr;
     }
 
-private:
+  private:
     void flush(std::uint32_t thread) {
         auto& buf = buffers_[thread];
         if (buf.empty()) return;

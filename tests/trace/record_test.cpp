@@ -54,7 +54,7 @@ run_result run(const std::vector<std::string>& args, const fs::path& dir) {
 }
 
 class record_test : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
         dir_ = fs::temp_directory_path() /
@@ -130,12 +130,12 @@ TEST_F(record_test, every_entry_point_is_recorded_with_its_kind_size_and_alignme
     EXPECT_EQ(count(ev, op::aligned_alloc, 34567), 1u);
     EXPECT_EQ(count(ev, op::aligned_alloc, 12800), 1u);
     EXPECT_EQ(count(ev, op::aligned_alloc, 45678), 1u);
-    EXPECT_EQ(count(ev, op::malloc, 5678), 1u);       // valloc
-    EXPECT_EQ(count(ev, op::realloc, 5670), 1u);      // reallocarray
+    EXPECT_EQ(count(ev, op::malloc, 5678), 1u);   // valloc
+    EXPECT_EQ(count(ev, op::realloc, 5670), 1u);  // reallocarray
     EXPECT_EQ(count(ev, op::new_scalar, sizeof(int)), 1u);
     EXPECT_EQ(count(ev, op::new_array, 321 * sizeof(int)), 1u);
-    EXPECT_EQ(count(ev, op::new_scalar, 64), 1u);     // aligned new
-    EXPECT_EQ(count(ev, op::new_array, 4321), 1u);    // nothrow new[]
+    EXPECT_EQ(count(ev, op::new_scalar, 64), 1u);              // aligned new
+    EXPECT_EQ(count(ev, op::new_array, 4321), 1u);             // nothrow new[]
     EXPECT_EQ(count(ev, op::delete_scalar, sizeof(int)), 1u);  // sized delete
     bool aligned_seen = false;
     for (const auto& e : ev) {
@@ -266,6 +266,26 @@ TEST_F(record_test, static_constructors_and_thread_local_destructors_are_recorde
     EXPECT_EQ(count_size(ev, 9191), 1u);
     EXPECT_EQ(count_size(ev, 8181), 1u);
     EXPECT_EQ(count_size(ev, 9292), 1u);
+}
+
+TEST_F(record_test, frame_markers_from_the_hook_are_recorded_in_order) {
+    record({"frames"});
+    trace_reader r(trace_path().string());
+    auto ev = events_of(r);
+    std::vector<op> kinds;
+    for (const auto& e : ev) {
+        if (e.kind == op::frame || e.size == 6060) kinds.push_back(e.kind);
+    }
+    std::vector<op> expected;
+    for (int i = 0; i < 3; ++i) expected.insert(expected.end(), {op::malloc, op::frame});
+    EXPECT_EQ(kinds, expected);
+}
+
+TEST_F(record_test, death_by_an_unhandled_sigint_leaves_a_readable_incomplete_trace) {
+    record({"sigint"});
+    trace_reader r(trace_path().string());  // must not throw
+    EXPECT_FALSE(r.complete());
+    EXPECT_NO_THROW((void)rtmem::analyze::analyze_events(r));
 }
 
 struct ending {

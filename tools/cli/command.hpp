@@ -20,7 +20,7 @@ struct command {
 
 /// Bad arguments or input detected by a command: printed as "rtmem: error: ...", exit 2.
 class usage_error : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 

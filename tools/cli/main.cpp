@@ -17,7 +17,9 @@ bool register_command(const command& c) {
     registry().push_back(c);
     return true;
 }
-const std::vector<command>& commands() { return registry(); }
+const std::vector<command>& commands() {
+    return registry();
+}
 
 }  // namespace rtmem::cli
 

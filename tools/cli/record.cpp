@@ -50,13 +50,15 @@ std::string find_preload_library() {
 }
 
 int run_record(const record_args& a) {
-    if (a.command.empty()) throw rtmem::cli::usage_error("no program given (rtmem record -- PROGRAM ARGS...)");
+    if (a.command.empty())
+        throw rtmem::cli::usage_error("no program given (rtmem record -- PROGRAM ARGS...)");
     std::string lib = find_preload_library();
     std::vector<char*> argv;
     for (const auto& s : a.command) argv.push_back(const_cast<char*>(s.c_str()));
     argv.push_back(nullptr);
 
-    struct sigaction ignore {}, old_int{}, old_quit{};
+    struct sigaction ignore {
+    }, old_int{}, old_quit{};
     ignore.sa_handler = SIG_IGN;
     sigemptyset(&ignore.sa_mask);
     sigaction(SIGINT, &ignore, &old_int);  // Ctrl-C is for the program; we wait for it
@@ -64,8 +66,8 @@ int run_record(const record_args& a) {
     pid_t child = fork();
     if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
     std::string base = std::filesystem::path(a.command[0]).filename().string();
-    std::string file = !a.output.empty() ? a.output
-                                          : "rtmem-" + base + "-" + std::to_string(child) + ".rtt";
+    std::string file =
+        !a.output.empty() ? a.output : "rtmem-" + base + "-" + std::to_string(child) + ".rtt";
     if (child == 0) {
         sigaction(SIGINT, &old_int, nullptr);
         sigaction(SIGQUIT, &old_quit, nullptr);

@@ -46,7 +46,9 @@ void traced_free(op kind, void* p, std::size_t size, std::size_t align, Call cal
     record(kind, size, align, p, nullptr, t0, t1 - t0, false);
 }
 
-bool passthrough() noexcept { return tl_guard > 0 || !ensure_ready() || !recording(); }
+bool passthrough() noexcept {
+    return tl_guard > 0 || !ensure_ready() || !recording();
+}
 
 }  // namespace
 
@@ -225,7 +227,9 @@ void delete_impl(op kind, void* p, std::size_t size, std::size_t align, Real fn,
     traced_free(kind, p, size, align, call);
 }
 
-constexpr std::size_t as_size(std::align_val_t a) noexcept { return static_cast<std::size_t>(a); }
+constexpr std::size_t as_size(std::align_val_t a) noexcept {
+    return static_cast<std::size_t>(a);
+}
 
 }  // namespace
 
@@ -256,19 +260,17 @@ RTMEM_EXPORT void* _ZnamSt11align_val_t(std::size_t n, std::align_val_t a) {
     return new_impl(op::new_array, n, as_size(a), false, real.new_array_aligned, a);
 }
 RTMEM_EXPORT void* _ZnwmSt11align_val_tRKSt9nothrow_t(std::size_t n, std::align_val_t a,
-                                                       const std::nothrow_t& t) noexcept {
+                                                      const std::nothrow_t& t) noexcept {
     try {
-        return new_impl(op::new_scalar, n, as_size(a), true, real.new_scalar_aligned_nothrow, a,
-                        t);
+        return new_impl(op::new_scalar, n, as_size(a), true, real.new_scalar_aligned_nothrow, a, t);
     } catch (...) {
         return nullptr;
     }
 }
 RTMEM_EXPORT void* _ZnamSt11align_val_tRKSt9nothrow_t(std::size_t n, std::align_val_t a,
-                                                       const std::nothrow_t& t) noexcept {
+                                                      const std::nothrow_t& t) noexcept {
     try {
-        return new_impl(op::new_array, n, as_size(a), true, real.new_array_aligned_nothrow, a,
-                        t);
+        return new_impl(op::new_array, n, as_size(a), true, real.new_array_aligned_nothrow, a, t);
     } catch (...) {
         return nullptr;
     }
@@ -313,7 +315,8 @@ RTMEM_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void* p, std::align_val_t 
     delete_impl(op::delete_array, p, 0, as_size(a), real.delete_array_aligned, a);
 }
 
-// ---- process end and image replacement -----------------------------------------------------------
+// ---- process end and image replacement
+// -----------------------------------------------------------
 
 RTMEM_EXPORT void _exit(int status) {
     if (!real_resolved()) ensure_ready();
@@ -321,7 +324,9 @@ RTMEM_EXPORT void _exit(int status) {
     if (real.exit_now != nullptr) real.exit_now(status);
     __builtin_trap();
 }
-RTMEM_EXPORT void _Exit(int status) { _exit(status); }
+RTMEM_EXPORT void _Exit(int status) {
+    _exit(status);
+}
 
 RTMEM_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
     if (!real_resolved()) ensure_ready();
@@ -333,7 +338,9 @@ RTMEM_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[
     finish_before_exec();
     return real.execvpe(file, argv, envp);
 }
-RTMEM_EXPORT int execv(const char* path, char* const argv[]) { return execve(path, argv, environ); }
+RTMEM_EXPORT int execv(const char* path, char* const argv[]) {
+    return execve(path, argv, environ);
+}
 RTMEM_EXPORT int execvp(const char* file, char* const argv[]) {
     return execvpe(file, argv, environ);
 }

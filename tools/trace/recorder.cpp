@@ -106,7 +106,7 @@ std::uint64_t parse_u64(const char* s, std::uint64_t fallback) noexcept {
 }
 
 class spin_lock {
-public:
+  public:
     void lock() noexcept {
         while (flag_.exchange(true, std::memory_order_acquire)) sched_yield();
     }
@@ -120,7 +120,7 @@ public:
     void unlock() noexcept { flag_.store(false, std::memory_order_release); }
     void reset() noexcept { flag_.store(false, std::memory_order_relaxed); }
 
-private:
+  private:
     std::atomic<bool> flag_{false};
 };
 
@@ -150,9 +150,8 @@ std::atomic<std::uint64_t> g_index_count{0};
 // Writes one chunk; `scratch` (capacity ZSTD_compressBound(raw_size)) receives the compressed
 // payload when `cctx` is given, otherwise the payload is stored raw (signal paths).
 std::uint64_t write_chunk(fmt::chunk_type type, std::uint32_t thread, std::uint32_t count,
-                          const void* payload, std::size_t raw_size, ZSTD_CCtx* cctx,
-                          void* scratch, std::size_t scratch_cap,
-                          std::uint16_t flags = 0) noexcept {
+                          const void* payload, std::size_t raw_size, ZSTD_CCtx* cctx, void* scratch,
+                          std::size_t scratch_cap, std::uint16_t flags = 0) noexcept {
     if (g_fd < 0) return 0;
     fmt::chunk_header h{};
     h.magic = fmt::chunk_magic;
@@ -312,9 +311,8 @@ std::size_t g_meta_scratch_cap = 0;
 void flush_stacks_locked(bool compress) noexcept {
     if (g_stack_chunk_used == 0) return;
     if (compress && g_meta_cctx == nullptr) g_meta_cctx = make_cctx();
-    write_chunk(fmt::chunk_type::stacks, 0, g_stack_chunk_count, g_stack_chunk,
-                g_stack_chunk_used, compress ? g_meta_cctx : nullptr, g_meta_scratch,
-                g_meta_scratch_cap);
+    write_chunk(fmt::chunk_type::stacks, 0, g_stack_chunk_count, g_stack_chunk, g_stack_chunk_used,
+                compress ? g_meta_cctx : nullptr, g_meta_scratch, g_meta_scratch_cap);
     g_stack_chunk_used = 0;
     g_stack_chunk_count = 0;
 }
@@ -348,7 +346,8 @@ bool grow_stack_table() noexcept {
 bool module_known(std::uint64_t ip) noexcept;
 void refresh_modules(bool compress) noexcept;
 
-std::uint32_t intern_stack(std::uint64_t hash, const std::uint64_t* ips, std::uint32_t depth) noexcept {
+std::uint32_t intern_stack(std::uint64_t hash, const std::uint64_t* ips,
+                           std::uint32_t depth) noexcept {
     bool unknown_module = false;
     std::uint32_t id = 0;
     g_stack_lock.lock();
@@ -606,8 +605,10 @@ void finish(fmt::end_reason reason, int sig, bool in_signal) noexcept {
     write_end(reason, sig, in_signal);
 }
 
-constexpr int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM,
-                                 SIGINT,  SIGHUP, SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2};
+// Only signals whose default action ends the process and that programs rarely inspect: a
+// handler on SIGINT would, e.g., stop Python from installing KeyboardInterrupt (it only does
+// so when SIGINT is at its default), changing the traced program's behaviour.
+constexpr int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM};
 
 void on_fatal_signal(int sig) {
     int saved = errno;
@@ -630,8 +631,12 @@ void install_signal_handlers() noexcept {
 }
 
 // fork: the child owns none of the other threads' events (the parent writes them).
-void before_fork() { g_stack_lock.lock(); }
-void after_fork_parent() { g_stack_lock.unlock(); }
+void before_fork() {
+    g_stack_lock.lock();
+}
+void after_fork_parent() {
+    g_stack_lock.unlock();
+}
 void after_fork_child() {
     g_stack_lock.reset();
     g_module_lock.reset();
@@ -664,7 +669,8 @@ void after_fork_child() {
     g_stack_chunk_used = 0;
     g_stack_chunk_count = 0;
     for (std::size_t i = 0; i < g_stack_capacity; ++i) {
-        if (g_stacks[i].id != 0) append_stack_record(g_stacks[i].id, g_stacks[i].ips, g_stacks[i].depth);
+        if (g_stacks[i].id != 0)
+            append_stack_record(g_stacks[i].id, g_stacks[i].ips, g_stacks[i].depth);
     }
     flush_stacks_locked(true);
     g_module_count.store(0);
@@ -741,7 +747,8 @@ void calibrate_tsc() noexcept {
     close(fd);
     if (n <= 0) return;
     info[n] = 0;
-    if (std::strstr(info, " constant_tsc") == nullptr || std::strstr(info, " nonstop_tsc") == nullptr) {
+    if (std::strstr(info, " constant_tsc") == nullptr ||
+        std::strstr(info, " nonstop_tsc") == nullptr) {
         return;
     }
     std::uint64_t m0 = now_ns(), t0 = __builtin_ia32_rdtsc(), m1 = m0, t1 = t0;
@@ -796,9 +803,9 @@ void initialize() noexcept {
     calibrate_tsc();
     g_start_mono = fast_ns();
     find_self();
-    g_index = static_cast<fmt::index_entry*>(mmap(nullptr, max_index * sizeof(fmt::index_entry),
-                                                  PROT_READ | PROT_WRITE,
-                                                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
+    g_index = static_cast<fmt::index_entry*>(
+        mmap(nullptr, max_index * sizeof(fmt::index_entry), PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
     if (g_index == MAP_FAILED) g_index = nullptr;
     g_stack_chunk = static_cast<char*>(map_memory(stack_chunk_bytes));
     g_meta_scratch_cap = ZSTD_compressBound(stack_chunk_bytes);
@@ -817,7 +824,9 @@ void initialize() noexcept {
     g_state.store(ready, std::memory_order_release);
 }
 
-__attribute__((destructor)) void at_exit() { finish(fmt::end_reason::exit, 0, false); }
+__attribute__((destructor)) void at_exit() {
+    finish(fmt::end_reason::exit, 0, false);
+}
 
 // Bootstrap: a bump buffer; blocks carry their size in a 16-byte header and are never freed.
 alignas(4096) char g_bootstrap[4u << 20];
@@ -836,7 +845,9 @@ bool recording() noexcept {
     return g_state.load(std::memory_order_acquire) == ready &&
            !g_stopped.load(std::memory_order_relaxed);
 }
-bool real_resolved() noexcept { return real.free != nullptr && real.malloc != nullptr; }
+bool real_resolved() noexcept {
+    return real.free != nullptr && real.malloc != nullptr;
+}
 
 bool ensure_ready() noexcept {
     int s = g_state.load(std::memory_order_acquire);
@@ -889,8 +900,12 @@ void record(op kind, std::uint64_t size, std::size_t align, const void* ptr, con
     b->lock.unlock();
 }
 
-void finish_before_exec() noexcept { finish(fmt::end_reason::exec, 0, false); }
-void finish_quick_exit() noexcept { finish(fmt::end_reason::quick_exit, 0, false); }
+void finish_before_exec() noexcept {
+    finish(fmt::end_reason::exec, 0, false);
+}
+void finish_quick_exit() noexcept {
+    finish(fmt::end_reason::quick_exit, 0, false);
+}
 
 void* bootstrap_alloc(std::size_t size, std::size_t align) noexcept {
     if (align < 16) align = 16;

@@ -70,9 +70,8 @@ extern std::uint64_t g_tsc0, g_mono0;
 inline std::uint64_t fast_ns() noexcept {
 #if defined(__x86_64__)
     if (g_use_tsc) {
-        return g_mono0 +
-               static_cast<std::uint64_t>(static_cast<double>(__builtin_ia32_rdtsc() - g_tsc0) *
-                                          g_ns_per_tick);
+        return g_mono0 + static_cast<std::uint64_t>(
+                             static_cast<double>(__builtin_ia32_rdtsc() - g_tsc0) * g_ns_per_tick);
     }
 #endif
     return now_ns();

@@ -167,7 +167,9 @@ int run_exceptions() {
 }
 
 std::atomic<int> ticks{0};
-void on_alarm(int) { ticks.fetch_add(1, std::memory_order_relaxed); }
+void on_alarm(int) {
+    ticks.fetch_add(1, std::memory_order_relaxed);
+}
 
 int run_signals() {
     struct sigaction sa {};
@@ -184,6 +186,18 @@ int run_signals() {
     itimerval off{};
     setitimer(ITIMER_REAL, &off, nullptr);
     std::printf("signals done %d\n", ticks.load() > 0 ? 1 : 0);
+    return 0;
+}
+
+// What librtmem's rtmem_trace_frame() does: find the tracer's hook and call it.
+int run_frames() {
+    auto hook = reinterpret_cast<void (*)()>(dlsym(RTLD_DEFAULT, "rtmem_trace_frame_hook"));
+    for (int frame = 0; frame < 3; ++frame) {
+        sink = std::malloc(6060);
+        std::free(sink);
+        if (hook != nullptr) hook();
+    }
+    std::puts("frames done");
     return 0;
 }
 
@@ -216,6 +230,7 @@ int main(int argc, char** argv) {
     if (mode == "exceptions") return run_exceptions();
     if (mode == "signals") return run_signals();
     if (mode == "tls") return run_tls();
+    if (mode == "frames") return run_frames();
     sink = std::malloc(1111);  // the ends below must still leave this in a readable trace
     std::puts("ending");
     std::fflush(stdout);
@@ -223,6 +238,7 @@ int main(int argc, char** argv) {
     if (mode == "_exit") _exit(4);
     if (mode == "abort") std::abort();
     if (mode == "sigterm") raise(SIGTERM);
+    if (mode == "sigint") raise(SIGINT);
     if (mode == "segv") raise(SIGSEGV);
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
     return 2;

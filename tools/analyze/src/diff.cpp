@@ -14,7 +14,9 @@ namespace rtmem::analyze {
 
 namespace {
 
-std::uint64_t absdiff(std::uint64_t x, std::uint64_t y) { return x > y ? x - y : y - x; }
+std::uint64_t absdiff(std::uint64_t x, std::uint64_t y) {
+    return x > y ? x - y : y - x;
+}
 
 std::string signed_str(std::uint64_t a, std::uint64_t b, bool bytes) {
     bool neg = b < a;
@@ -71,17 +73,17 @@ trace_diff diff_traces(trace_reader& a, trace_reader& b, bool symbolize) {
 
 void print_diff(std::ostream& out, const trace_diff& d, std::size_t top) {
     char line[256];
-    std::snprintf(line, sizeof line,
-                  "allocations %" PRIu64 " -> %" PRIu64 " (%s); bytes %s -> %s (%s); peak %s -> "
-                  "%s (%s)\n",
-                  d.a.allocations, d.b.allocations,
-                  signed_str(d.a.allocations, d.b.allocations, false).c_str(),
-                  human_bytes(d.a.bytes_allocated).c_str(),
-                  human_bytes(d.b.bytes_allocated).c_str(),
-                  signed_str(d.a.bytes_allocated, d.b.bytes_allocated, true).c_str(),
-                  human_bytes(d.a.peak_live_bytes).c_str(),
-                  human_bytes(d.b.peak_live_bytes).c_str(),
-                  signed_str(d.a.peak_live_bytes, d.b.peak_live_bytes, true).c_str());
+    std::snprintf(
+        line, sizeof line,
+        "allocations %" PRIu64 " -> %" PRIu64
+        " (%s); bytes %s -> %s (%s); peak %s -> "
+        "%s (%s)\n",
+        d.a.allocations, d.b.allocations,
+        signed_str(d.a.allocations, d.b.allocations, false).c_str(),
+        human_bytes(d.a.bytes_allocated).c_str(), human_bytes(d.b.bytes_allocated).c_str(),
+        signed_str(d.a.bytes_allocated, d.b.bytes_allocated, true).c_str(),
+        human_bytes(d.a.peak_live_bytes).c_str(), human_bytes(d.b.peak_live_bytes).c_str(),
+        signed_str(d.a.peak_live_bytes, d.b.peak_live_bytes, true).c_str());
     out << line << "\nsites that changed: " << d.sites.size() << "\n";
     out << "   calls A    calls B      delta      bytes delta     peak delta  site\n";
     for (std::size_t i = 0; i < d.sites.size() && i < top; ++i) {

@@ -15,6 +15,8 @@ bool register_html_section(std::string name, html_section_fn render) {
     return true;
 }
 
-const std::vector<html_section>& html_sections() { return registry(); }
+const std::vector<html_section>& html_sections() {
+    return registry();
+}
 
 }  // namespace rtmem::analyze

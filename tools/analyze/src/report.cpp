@@ -11,16 +11,26 @@ namespace rtmem::analyze {
 
 const char* op_name(op k) noexcept {
     switch (k) {
-        case op::malloc: return "malloc";
-        case op::calloc: return "calloc";
-        case op::realloc: return "realloc";
-        case op::aligned_alloc: return "aligned_alloc";
-        case op::free: return "free";
-        case op::new_scalar: return "new";
-        case op::new_array: return "new[]";
-        case op::delete_scalar: return "delete";
-        case op::delete_array: return "delete[]";
-        case op::frame: return "frame";
+        case op::malloc:
+            return "malloc";
+        case op::calloc:
+            return "calloc";
+        case op::realloc:
+            return "realloc";
+        case op::aligned_alloc:
+            return "aligned_alloc";
+        case op::free:
+            return "free";
+        case op::new_scalar:
+            return "new";
+        case op::new_array:
+            return "new[]";
+        case op::delete_scalar:
+            return "delete";
+        case op::delete_array:
+            return "delete[]";
+        case op::frame:
+            return "frame";
     }
     return "?";
 }
@@ -45,7 +55,7 @@ struct live_block {
 
 // Open addressing, linear probing, backward-shift deletion: no tombstones, no per-node memory.
 class live_map {
-public:
+  public:
     live_map() : slots_(1024), mask_(1023) {}
     void insert(const live_block& b) {
         if ((size_ + 1) * 4 > slots_.size() * 3) grow();
@@ -83,7 +93,7 @@ public:
         }
     }
 
-private:
+  private:
     std::size_t slot_of(std::uint64_t p) const noexcept {
         p ^= p >> 33;
         p *= 0xff51afd7ed558ccdull;
@@ -105,7 +115,7 @@ private:
 };
 
 class analyzer {
-public:
+  public:
     analyzer(const report_options& opts, const trace_reader* reader) : reader_(reader) {
         r_.timeline.resize(std::max<std::size_t>(opts.timeline_points, 2));
         r_.timeline_step_ns = 1000;  // 1 us to start; doubles as the trace gets longer
@@ -147,14 +157,15 @@ public:
         for (auto& t : threads_) {
             if (t.allocations + t.deallocations != 0) r_.threads.push_back(t);
         }
-        std::size_t used = std::min(r_.timeline.size(), static_cast<std::size_t>(
-                                                            r_.duration_ns / r_.timeline_step_ns + 1));
+        std::size_t used = std::min(
+            r_.timeline.size(), static_cast<std::size_t>(r_.duration_ns / r_.timeline_step_ns + 1));
         r_.timeline.resize(used);
-        for (std::size_t i = 0; i < r_.timeline.size(); ++i) r_.timeline[i].time_ns = i * r_.timeline_step_ns;
+        for (std::size_t i = 0; i < r_.timeline.size(); ++i)
+            r_.timeline[i].time_ns = i * r_.timeline_step_ns;
         return std::move(r_);
     }
 
-private:
+  private:
     site_stats& site(std::uint32_t id) {
         if (id >= sites_.size()) {
             std::size_t old = sites_.size();
@@ -162,7 +173,8 @@ private:
             live_by_site_.resize(sites_.size());
             peak_by_site_.resize(sites_.size());
             in_dirty_.resize(sites_.size());
-            for (std::size_t i = old; i < sites_.size(); ++i) sites_[i].stack = static_cast<std::uint32_t>(i);
+            for (std::size_t i = old; i < sites_.size(); ++i)
+                sites_[i].stack = static_cast<std::uint32_t>(i);
         }
         return sites_[id];
     }
@@ -171,7 +183,8 @@ private:
             std::size_t old = threads_.size();
             threads_.resize(id + 1);
             last_alloc_.resize(id + 1, ~std::uint64_t{0});
-            for (std::size_t i = old; i < threads_.size(); ++i) threads_[i].thread = static_cast<std::uint32_t>(i);
+            for (std::size_t i = old; i < threads_.size(); ++i)
+                threads_[i].thread = static_cast<std::uint32_t>(i);
         }
         return threads_[id];
     }
@@ -179,7 +192,7 @@ private:
     // Site live bytes change: remember the site so its value can be captured at a new peak.
     void touch(std::uint32_t id) {
         if (!in_dirty_[id]) {
-            in_dirty_[id] = true;
+            in_dirty_[id] = 1;
             dirty_.push_back(id);
         }
     }
@@ -188,7 +201,7 @@ private:
         r_.peak_time_ns = time;
         for (std::uint32_t id : dirty_) {
             peak_by_site_[id] = live_by_site_[id];
-            in_dirty_[id] = false;
+            in_dirty_[id] = 0;
         }
         dirty_.clear();
     }
@@ -248,6 +261,13 @@ private:
     }
 
     void note_timeline(std::uint64_t time) {
+        if (time >= bucket_begin_ && time < bucket_end_) {  // the common case: same interval
+            auto& p = r_.timeline[last_bucket_];
+            p.live_bytes = std::max(p.live_bytes, live_bytes_);
+            p.allocations += interval_allocs_;
+            interval_allocs_ = 0;
+            return;
+        }
         while (time / r_.timeline_step_ns >= r_.timeline.size()) {  // halve the resolution
             auto& tl = r_.timeline;
             for (std::size_t i = 0; i < tl.size() / 2; ++i) {
@@ -267,6 +287,10 @@ private:
             r_.timeline[bucket].live_bytes = std::max(r_.timeline[bucket].live_bytes, live_before_);
             last_bucket_ = bucket;
         }
+        if (bucket == last_bucket_) {
+            bucket_begin_ = bucket * r_.timeline_step_ns;
+            bucket_end_ = bucket_begin_ + r_.timeline_step_ns;
+        }
         auto& p = r_.timeline[bucket];
         p.live_bytes = std::max(p.live_bytes, live_bytes_);
         p.allocations += interval_allocs_;
@@ -278,13 +302,14 @@ private:
     live_map live_;
     std::vector<site_stats> sites_;
     std::vector<std::uint64_t> live_by_site_, peak_by_site_;
-    std::vector<bool> in_dirty_;
+    std::vector<std::uint8_t> in_dirty_;  // not vector<bool>: this is the hot path
     std::vector<std::uint32_t> dirty_;
     std::vector<thread_stats> threads_;
     std::vector<std::uint64_t> last_alloc_;
     std::uint64_t live_bytes_ = 0;
     std::uint64_t live_before_ = 0;
     std::size_t last_bucket_ = 0;
+    std::uint64_t bucket_begin_ = 0, bucket_end_ = 0;  // [begin, end) of last_bucket_
     std::uint64_t alloc_seq_ = 0;
     std::uint64_t interval_allocs_ = 0;
 };
@@ -302,11 +327,16 @@ report_data analyze_events(event_source& source, const report_options& opts) {
 std::vector<site_stats> top_sites(const report_data& r, site_order by, std::size_t n) {
     auto key = [by](const site_stats& s) {
         switch (by) {
-            case site_order::calls: return s.calls;
-            case site_order::bytes: return s.bytes;
-            case site_order::peak: return s.peak_bytes;
-            case site_order::time: return s.time_ns;
-            case site_order::leaked: return s.live_bytes;
+            case site_order::calls:
+                return s.calls;
+            case site_order::bytes:
+                return s.bytes;
+            case site_order::peak:
+                return s.peak_bytes;
+            case site_order::time:
+                return s.time_ns;
+            case site_order::leaked:
+                return s.live_bytes;
         }
         return s.calls;
     };

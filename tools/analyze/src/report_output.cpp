@@ -65,11 +65,21 @@ trace_info describe(const trace_reader& reader) {
     i.file_size = reader.file_size();
     i.complete = reader.complete();
     switch (reader.end()) {
-        case trace_end::exit: i.end = "exit"; break;
-        case trace_end::quick_exit: i.end = "_exit"; break;
-        case trace_end::signal: i.end = "signal " + std::to_string(reader.end_signal()); break;
-        case trace_end::exec: i.end = "exec"; break;
-        case trace_end::unknown: i.end = "no end record (killed?)"; break;
+        case trace_end::exit:
+            i.end = "exit";
+            break;
+        case trace_end::quick_exit:
+            i.end = "_exit";
+            break;
+        case trace_end::signal:
+            i.end = "signal " + std::to_string(reader.end_signal());
+            break;
+        case trace_end::exec:
+            i.end = "exec";
+            break;
+        case trace_end::unknown:
+            i.end = "no end record (killed?)";
+            break;
     }
     return i;
 }
@@ -107,11 +117,16 @@ namespace {
 
 const char* order_title(site_order o) {
     switch (o) {
-        case site_order::calls: return "calls";
-        case site_order::bytes: return "bytes";
-        case site_order::peak: return "peak";
-        case site_order::time: return "time";
-        case site_order::leaked: return "leaked";
+        case site_order::calls:
+            return "calls";
+        case site_order::bytes:
+            return "bytes";
+        case site_order::peak:
+            return "peak";
+        case site_order::time:
+            return "time";
+        case site_order::leaked:
+            return "leaked";
     }
     return "?";
 }
@@ -138,10 +153,10 @@ void print_histogram(std::ostream& out, const char* title, const log2_histogram&
                                      : u == unit::ns  ? human_ns(ub)
                                                       : std::to_string(ub));
         char line[160];
-        auto bar = static_cast<int>(40.0 * static_cast<double>(h.buckets[i]) /
-                                    static_cast<double>(max));
-        std::snprintf(line, sizeof line, "  %14s %12" PRIu64 " %s\n", label.c_str(),
-                      h.buckets[i], std::string(static_cast<std::size_t>(bar), '#').c_str());
+        auto bar =
+            static_cast<int>(40.0 * static_cast<double>(h.buckets[i]) / static_cast<double>(max));
+        std::snprintf(line, sizeof line, "  %14s %12" PRIu64 " %s\n", label.c_str(), h.buckets[i],
+                      std::string(static_cast<std::size_t>(bar), '#').c_str());
         out << line;
     }
 }
@@ -158,13 +173,14 @@ nlohmann::json histogram_json(const log2_histogram& h) {
 
 }  // namespace
 
-void print_text(std::ostream& out, const trace_info& info, const report_data& r,
-                site_names& names, std::size_t top) {
+void print_text(std::ostream& out, const trace_info& info, const report_data& r, site_names& names,
+                std::size_t top) {
     char line[512];
     out << "rtmem report: " << info.file << " (" << human_bytes(info.file_size) << ")\n";
     out << "program: " << info.program << "  pid " << info.pid << "  threads " << info.threads
         << "  ended by " << info.end << "\n";
-    if (!info.complete) out << "warning: the trace has no end record; it stops at the last complete chunk\n";
+    if (!info.complete)
+        out << "warning: the trace has no end record; it stops at the last complete chunk\n";
     out << "command: " << info.command << "\n\n";
     std::snprintf(line, sizeof line,
                   "events %" PRIu64 " over %s; allocations %" PRIu64 ", deallocations %" PRIu64
@@ -203,9 +219,9 @@ void print_text(std::ostream& out, const trace_info& info, const report_data& r,
     print_histogram(out, "lifetimes (allocations in between)", r.lifetimes_allocs, unit::count);
     out << "\nthreads\n  thread  allocations  deallocations  bytes allocated  bytes freed\n";
     for (const auto& t : r.threads) {
-        std::snprintf(line, sizeof line, "  %6u %12" PRIu64 " %14" PRIu64 " %16s %12s\n",
-                      t.thread, t.allocations, t.deallocations,
-                      human_bytes(t.bytes_allocated).c_str(), human_bytes(t.bytes_freed).c_str());
+        std::snprintf(line, sizeof line, "  %6u %12" PRIu64 " %14" PRIu64 " %16s %12s\n", t.thread,
+                      t.allocations, t.deallocations, human_bytes(t.bytes_allocated).c_str(),
+                      human_bytes(t.bytes_freed).c_str());
         out << line;
     }
 }

@@ -7,10 +7,10 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <unistd.h>
 
 namespace rtmem::analyze {
 
@@ -103,8 +103,8 @@ struct symbolizer::impl {
             Dwarf_Word call_file = 0, call_line = 0;
             dwarf_formudata(dwarf_attr(&cur, DW_AT_call_file, &attr), &call_file);
             dwarf_formudata(dwarf_attr(&cur, DW_AT_call_line, &attr), &call_line);
-            const char* cf = files != nullptr ? dwarf_filesrc(files, call_file, nullptr, nullptr)
-                                              : nullptr;
+            const char* cf =
+                files != nullptr ? dwarf_filesrc(files, call_file, nullptr, nullptr) : nullptr;
             file = cf != nullptr ? cf : "";
             line = static_cast<int>(call_line);
             Dwarf_Die* parents = nullptr;

@@ -157,11 +157,20 @@ struct trace_reader::impl {
                 payload.resize(h.raw_size);
                 load_payload(c, payload.data());
                 switch (h.type) {
-                    case fmt::chunk_type::meta: parse_meta(payload); break;
-                    case fmt::chunk_type::stacks: parse_stacks(c, payload); break;
-                    case fmt::chunk_type::modules: parse_modules(c, payload); break;
-                    case fmt::chunk_type::end: parse_end(c, payload); break;
-                    default: fail(off, "unknown chunk type " + std::to_string(int(h.type)));
+                    case fmt::chunk_type::meta:
+                        parse_meta(payload);
+                        break;
+                    case fmt::chunk_type::stacks:
+                        parse_stacks(c, payload);
+                        break;
+                    case fmt::chunk_type::modules:
+                        parse_modules(c, payload);
+                        break;
+                    case fmt::chunk_type::end:
+                        parse_end(c, payload);
+                        break;
+                    default:
+                        fail(off, "unknown chunk type " + std::to_string(int(h.type)));
                 }
             }
             off = end_off;
@@ -238,11 +247,20 @@ struct trace_reader::impl {
         }
         std::memcpy(&r, p.data(), sizeof r);
         switch (static_cast<fmt::end_reason>(r.reason)) {
-            case fmt::end_reason::exit: end = trace_end::exit; break;
-            case fmt::end_reason::quick_exit: end = trace_end::quick_exit; break;
-            case fmt::end_reason::signal: end = trace_end::signal; break;
-            case fmt::end_reason::exec: end = trace_end::exec; break;
-            default: fail(c.offset, "bad end reason");
+            case fmt::end_reason::exit:
+                end = trace_end::exit;
+                break;
+            case fmt::end_reason::quick_exit:
+                end = trace_end::quick_exit;
+                break;
+            case fmt::end_reason::signal:
+                end = trace_end::signal;
+                break;
+            case fmt::end_reason::exec:
+                end = trace_end::exec;
+                break;
+            default:
+                fail(c.offset, "bad end reason");
         }
         end_signal = static_cast<int>(r.signal);
         complete = true;
@@ -263,19 +281,19 @@ struct trace_reader::impl {
             load_payload(c, s.events.data());
             return true;
         }
-        packed.resize(c.header.raw_size);
-        load_payload(c, packed.data());
+        packed_buf.resize(c.header.raw_size);
+        load_payload(c, packed_buf.data());
         unpack(c, s.events);
         return true;
     }
 
     void unpack(const chunk_ref& c, std::vector<fmt::raw_event>& out) {
-        const unsigned char* p = packed.data();
-        const unsigned char* end = p + packed.size();
+        const unsigned char* p = packed_buf.data();
+        const unsigned char* stop = p + packed_buf.size();
         auto varint = [&]() {
             std::uint64_t v = 0;
             for (int shift = 0; shift < 64; shift += 7) {
-                if (p == end) fail(c.offset, "packed events end early");
+                if (p == stop) fail(c.offset, "packed events end early");
                 unsigned char b = *p++;
                 v |= std::uint64_t{b & 0x7fu} << shift;
                 if ((b & 0x80) == 0) return v;
@@ -284,7 +302,7 @@ struct trace_reader::impl {
         };
         std::uint64_t time = 0, ptr = 0;
         for (auto& e : out) {
-            if (p == end) fail(c.offset, "packed events end early");
+            if (p == stop) fail(c.offset, "packed events end early");
             unsigned char head = *p++;
             e = {};
             e.kind = head & 0x0f;
@@ -300,13 +318,13 @@ struct trace_reader::impl {
             e.stack = static_cast<std::uint32_t>(stack);
             e.duration = static_cast<std::uint32_t>(duration);
             if ((head & 0x40) != 0) {
-                if (p == end) fail(c.offset, "packed events end early");
+                if (p == stop) fail(c.offset, "packed events end early");
                 e.align_log2 = *p++;
             }
         }
-        if (p != end) fail(c.offset, "packed events chunk has trailing bytes");
+        if (p != stop) fail(c.offset, "packed events chunk has trailing bytes");
     }
-    std::vector<unsigned char> packed;
+    std::vector<unsigned char> packed_buf;
 
     bool earlier(std::uint32_t a, std::uint32_t b) const {
         const auto& x = streams[a].events[streams[a].pos];
@@ -376,31 +394,61 @@ trace_reader::~trace_reader() {
     if (impl_->fd >= 0) ::close(impl_->fd);
 }
 
-bool trace_reader::next(event& e) { return impl_->next(e); }
-void trace_reader::rewind() { impl_->restart(); }
+bool trace_reader::next(event& e) {
+    return impl_->next(e);
+}
+void trace_reader::rewind() {
+    impl_->restart();
+}
 std::span<const std::uint64_t> trace_reader::stack(std::uint32_t id) const {
     if (id >= impl_->stacks.size()) return {};
     auto [first, depth] = impl_->stacks[id];
     return {impl_->ips.data() + first, depth};
 }
-std::size_t trace_reader::stack_count() const { return impl_->stacks.size(); }
-const std::string& trace_reader::path() const noexcept { return impl_->path; }
-const std::string& trace_reader::program() const noexcept { return impl_->program; }
-const std::string& trace_reader::command_line() const noexcept { return impl_->command; }
-std::uint32_t trace_reader::pid() const noexcept { return impl_->header.pid; }
-std::uint32_t trace_reader::stack_depth() const noexcept { return impl_->header.stack_depth; }
+std::size_t trace_reader::stack_count() const {
+    return impl_->stacks.size();
+}
+const std::string& trace_reader::path() const noexcept {
+    return impl_->path;
+}
+const std::string& trace_reader::program() const noexcept {
+    return impl_->program;
+}
+const std::string& trace_reader::command_line() const noexcept {
+    return impl_->command;
+}
+std::uint32_t trace_reader::pid() const noexcept {
+    return impl_->header.pid;
+}
+std::uint32_t trace_reader::stack_depth() const noexcept {
+    return impl_->header.stack_depth;
+}
 std::uint64_t trace_reader::start_realtime_ns() const noexcept {
     return impl_->header.start_realtime;
 }
-const std::vector<module>& trace_reader::modules() const noexcept { return impl_->modules; }
-std::uint64_t trace_reader::event_count() const noexcept { return impl_->events; }
+const std::vector<module>& trace_reader::modules() const noexcept {
+    return impl_->modules;
+}
+std::uint64_t trace_reader::event_count() const noexcept {
+    return impl_->events;
+}
 std::uint32_t trace_reader::thread_count() const noexcept {
     return static_cast<std::uint32_t>(impl_->streams.size());
 }
-std::uint64_t trace_reader::file_size() const noexcept { return impl_->size; }
-bool trace_reader::complete() const noexcept { return impl_->complete; }
-trace_end trace_reader::end() const noexcept { return impl_->end; }
-int trace_reader::end_signal() const noexcept { return impl_->end_signal; }
-std::uint32_t trace_reader::last_duration_ns() const noexcept { return impl_->last_duration; }
+std::uint64_t trace_reader::file_size() const noexcept {
+    return impl_->size;
+}
+bool trace_reader::complete() const noexcept {
+    return impl_->complete;
+}
+trace_end trace_reader::end() const noexcept {
+    return impl_->end;
+}
+int trace_reader::end_signal() const noexcept {
+    return impl_->end_signal;
+}
+std::uint32_t trace_reader::last_duration_ns() const noexcept {
+    return impl_->last_duration;
+}
 
 }  // namespace rtmem::analyze

@@ -24,12 +24,12 @@ struct log2_histogram {
 /// One allocation site = one recorded call stack.
 struct site_stats {
     std::uint32_t stack = 0;
-    std::uint64_t calls = 0;         ///< allocations (realloc included)
-    std::uint64_t bytes = 0;         ///< requested bytes
-    std::uint64_t peak_bytes = 0;    ///< live bytes of this site at the global peak
-    std::uint64_t live_bytes = 0;    ///< at the end of the trace (leaked)
+    std::uint64_t calls = 0;       ///< allocations (realloc included)
+    std::uint64_t bytes = 0;       ///< requested bytes
+    std::uint64_t peak_bytes = 0;  ///< live bytes of this site at the global peak
+    std::uint64_t live_bytes = 0;  ///< at the end of the trace (leaked)
     std::uint64_t live_blocks = 0;
-    std::uint64_t time_ns = 0;       ///< in the allocator: its allocations and their frees
+    std::uint64_t time_ns = 0;  ///< in the allocator: its allocations and their frees
     std::uint64_t temporaries = 0;
     std::uint64_t cross_thread_frees = 0;
 };
@@ -82,7 +82,6 @@ struct report_options {
 
 /// Sites sorted by a key, largest first, at most `n`.
 enum class site_order { calls, bytes, peak, time, leaked };
-[[nodiscard]] std::vector<site_stats> top_sites(const report_data& r, site_order by,
-                                                std::size_t n);
+[[nodiscard]] std::vector<site_stats> top_sites(const report_data& r, site_order by, std::size_t n);
 
 }  // namespace rtmem::analyze

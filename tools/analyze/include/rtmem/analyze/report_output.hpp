@@ -14,7 +14,7 @@ namespace rtmem::analyze {
 /// Names a site from its stack: the innermost frames, symbolised when a symbolizer is given.
 /// key() is stable across runs of the same binaries (module+offset), for `rtmem diff`.
 class site_names {
-public:
+  public:
     site_names(const event_source& source, symbolizer* sym, std::size_t frames = 2)
         : source_(source), sym_(sym), frames_(frames) {}
     std::string name(std::uint32_t stack);
@@ -22,7 +22,7 @@ public:
     /// Frames outermost first (for flame graphs).
     std::vector<std::string> path(std::uint32_t stack);
 
-private:
+  private:
     std::string frame(std::uint64_t ip);
     const event_source& source_;
     symbolizer* sym_;
@@ -40,8 +40,8 @@ struct trace_info {
 };
 [[nodiscard]] trace_info describe(const trace_reader& reader);
 
-void print_text(std::ostream& out, const trace_info& info, const report_data& r,
-                site_names& names, std::size_t top);
+void print_text(std::ostream& out, const trace_info& info, const report_data& r, site_names& names,
+                std::size_t top);
 [[nodiscard]] nlohmann::json to_json(const trace_info& info, const report_data& r,
                                      site_names& names, std::size_t top);
 /// One self-contained page (inline CSS and JS, no network), plus registered html_sections.

@@ -20,7 +20,7 @@ struct frame_info {
 };
 
 class symbolizer {
-public:
+  public:
     explicit symbolizer(std::vector<module> modules);
     explicit symbolizer(const trace_reader& trace) : symbolizer(trace.modules()) {}
     ~symbolizer();
@@ -34,7 +34,7 @@ public:
     /// "module+0xoffset": stable across runs (ASLR), used to match sites between traces.
     [[nodiscard]] std::string location_key(std::uint64_t ip) const;
 
-private:
+  private:
     struct impl;
     std::unique_ptr<impl> impl_;
 };

@@ -8,7 +8,7 @@ namespace rtmem::trace_format {
 
 inline constexpr char magic[8] = {'R', 'T', 'M', 'T', 'R', 'A', 'C', 'E'};
 inline constexpr std::uint32_t trace_version = 1;
-inline constexpr std::uint32_t chunk_magic = 0x4b435452;  // "RTCK" little endian
+inline constexpr std::uint32_t chunk_magic = 0x4b435452;   // "RTCK" little endian
 inline constexpr std::uint32_t max_chunk_raw = 16u << 20;  // reader's sanity bound
 
 /// First 64 bytes of the file.
@@ -48,7 +48,8 @@ struct chunk_header {
 };
 static_assert(sizeof(chunk_header) == 32);
 
-/// FNV-1a over the header's first 24 bytes (up to `check`): detects torn or corrupted chunk headers.
+/// FNV-1a over the header's first 24 bytes (up to `check`): detects torn or corrupted chunk
+/// headers.
 inline std::uint32_t header_check(const chunk_header& h) noexcept {
     const auto* p = reinterpret_cast<const unsigned char*>(&h);
     std::uint32_t x = 2166136261u;
@@ -62,11 +63,11 @@ struct raw_event {
     std::uint64_t ptr;
     std::uint64_t old_ptr;
     std::uint64_t size;
-    std::uint32_t stack;     ///< 0 = not captured
-    std::uint32_t duration;  ///< ns spent in the underlying allocator (saturated)
-    std::uint8_t kind;       ///< rtmem::analyze::op
-    std::uint8_t align_log2; ///< 0 = no alignment requested, else log2(align) + 1
-    std::uint8_t flags;      ///< event_flag bits
+    std::uint32_t stack;      ///< 0 = not captured
+    std::uint32_t duration;   ///< ns spent in the underlying allocator (saturated)
+    std::uint8_t kind;        ///< rtmem::analyze::op
+    std::uint8_t align_log2;  ///< 0 = no alignment requested, else log2(align) + 1
+    std::uint8_t flags;       ///< event_flag bits
     std::uint8_t pad[5];
 };
 static_assert(sizeof(raw_event) == 48);
@@ -85,7 +86,9 @@ inline constexpr std::size_t max_event_bytes = 1 + 10 * 6 + 1;
 inline std::uint64_t zigzag(std::uint64_t v) noexcept {
     return (v << 1) ^ (0 - (v >> 63));
 }
-inline std::uint64_t unzigzag(std::uint64_t v) noexcept { return (v >> 1) ^ (0 - (v & 1)); }
+inline std::uint64_t unzigzag(std::uint64_t v) noexcept {
+    return (v >> 1) ^ (0 - (v & 1));
+}
 inline unsigned char* put_varint(unsigned char* p, std::uint64_t v) noexcept {
     while (v >= 0x80) {
         *p++ = static_cast<unsigned char>(v | 0x80);
@@ -100,9 +103,9 @@ enum class end_reason : std::uint32_t { exit = 1, quick_exit = 2, signal = 3, ex
 struct end_record {
     std::uint32_t reason;  ///< end_reason
     std::uint32_t signal;
-    std::uint64_t events;  ///< events recorded by the process
-    std::uint64_t time;    ///< CLOCK_MONOTONIC ns
-    std::uint64_t dropped; ///< events lost (e.g. recorded after the end)
+    std::uint64_t events;   ///< events recorded by the process
+    std::uint64_t time;     ///< CLOCK_MONOTONIC ns
+    std::uint64_t dropped;  ///< events lost (e.g. recorded after the end)
 };
 /// The index: one entry per events chunk, for seeking without a scan.
 struct index_entry {

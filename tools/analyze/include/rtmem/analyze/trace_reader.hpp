@@ -13,12 +13,12 @@ namespace rtmem::analyze {
 
 /// Bad input: names the file and the byte offset where the problem was found.
 class trace_error : public std::runtime_error {
-public:
+  public:
     trace_error(std::string file, std::uint64_t offset, const std::string& what);
     [[nodiscard]] const std::string& file() const noexcept { return file_; }
     [[nodiscard]] std::uint64_t offset() const noexcept { return offset_; }
 
-private:
+  private:
     std::string file_;
     std::uint64_t offset_;
 };
@@ -35,7 +35,7 @@ struct module {
 enum class trace_end { unknown, exit, quick_exit, signal, exec };
 
 class trace_reader final : public event_source {
-public:
+  public:
     /// Opens and indexes the file (reads stacks, modules and metadata; events stream later).
     /// Throws trace_error on a missing, empty, truncated, corrupted or wrong-version file.
     explicit trace_reader(const std::string& path);
@@ -66,7 +66,7 @@ public:
     /// ns the allocator spent in the call last returned by next() (measured by the tracer).
     [[nodiscard]] std::uint32_t last_duration_ns() const noexcept;
 
-private:
+  private:
     struct impl;
     std::unique_ptr<impl> impl_;
 };

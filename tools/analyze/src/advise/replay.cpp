@@ -1,0 +1,393 @@
+// The replay engine: compiles a trace into dense operations, then times every call.
+#include "rtmem/analyze/replay.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <unordered_map>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+namespace rtmem::analyze {
+
+void* replay_backend::allocate_zeroed(replay_call c, std::size_t size, std::size_t align,
+                                      std::uint32_t& tag) noexcept {
+    void* p = allocate(c, size, align, tag);
+    if (p != nullptr) std::memset(p, 0, size);
+    return p;
+}
+
+void* replay_backend::reallocate(replay_call from, replay_call to, void* p, std::size_t old_size,
+                                 std::size_t size, std::size_t align, std::uint32_t& tag) noexcept {
+    std::uint32_t new_tag = 0;
+    void* q = allocate(to, size, align, new_tag);
+    if (q == nullptr) return nullptr;
+    if (p != nullptr) {
+        std::memcpy(q, p, std::min(old_size, size));
+        deallocate(from, p, old_size, align, tag);
+    }
+    tag = new_tag;
+    return q;
+}
+
+const backend_factory* find_backend(const std::vector<backend_factory>& all,
+                                    const std::string& name) {
+    for (const auto& b : all) {
+        if (b.name == name) return &b;
+    }
+    return nullptr;
+}
+
+namespace {
+
+std::uint8_t align_log2(std::uint64_t align) {
+    if (align <= 16) return 0;  // malloc's own alignment: no special request
+    std::uint8_t l = 0;
+    while ((std::uint64_t{1} << l) < align && l < 63) ++l;
+    return l;
+}
+
+struct compile_block {
+    std::uint32_t slot, site, thread;
+    std::uint64_t size;
+};
+
+}  // namespace
+
+replay_program compile_replay(event_source& source, const site_map& sites) {
+    replay_program prog;
+    prog.sites = static_cast<std::uint32_t>(sites.size());
+    std::unordered_map<std::uint64_t, compile_block> live;
+    std::vector<std::uint32_t> free_slots;
+    std::uint64_t live_bytes = 0;
+    auto take_slot = [&] {
+        if (!free_slots.empty()) {
+            const std::uint32_t s = free_slots.back();
+            free_slots.pop_back();
+            return s;
+        }
+        return prog.slots++;
+    };
+    auto acquire = [&](const event& e, replay_op& o) {
+        o.slot = take_slot();
+        o.site = sites.site_of(e.stack);
+        o.thread = static_cast<std::uint16_t>(e.thread);
+        o.size = e.size;
+        o.align_log2 = align_log2(e.align);
+        auto [it, fresh] =
+            live.insert_or_assign(e.ptr, compile_block{o.slot, o.site, e.thread, e.size});
+        (void)it;
+        (void)fresh;
+        live_bytes += e.size;
+        prog.peak_live_bytes = std::max(prog.peak_live_bytes, live_bytes);
+    };
+    auto release = [&](std::uint64_t ptr, std::uint32_t thread, replay_op& o) {
+        auto it = live.find(ptr);
+        if (it == live.end()) {
+            ++prog.unknown_frees;
+            return false;
+        }
+        o.old_slot = it->second.slot;
+        o.slot = it->second.slot;
+        o.site = it->second.site;
+        o.thread = static_cast<std::uint16_t>(it->second.thread);
+        o.size = it->second.size;
+        o.cross_thread = thread != it->second.thread;
+        live_bytes -= it->second.size;
+        free_slots.push_back(it->second.slot);
+        live.erase(it);
+        return true;
+    };
+
+    event e;
+    source.rewind();
+    while (source.next(e)) {
+        ++prog.events;
+        replay_op o;
+        if (e.kind == op::frame) {
+            o.kind = replay_op::frame;
+            prog.ops.push_back(o);
+        } else if (e.kind == op::realloc) {
+            replay_op old;
+            const bool had_old = e.old_ptr != 0 && release(e.old_ptr, e.thread, old);
+            if (e.ptr == 0) {  // realloc(p, 0) freed, or failed
+                if (had_old) {
+                    old.kind = replay_op::deallocate;
+                    prog.ops.push_back(old);
+                }
+                continue;
+            }
+            acquire(e, o);
+            if (had_old) {
+                o.kind = replay_op::reallocate;
+                o.old_slot = old.slot;
+                o.cross_thread = old.cross_thread;
+                prog.ops.push_back(o);
+                // the new block keeps the old block's bytes: its size field is the new size
+                (void)old;
+            } else {
+                o.kind = replay_op::allocate;
+                prog.ops.push_back(o);
+            }
+        } else if (is_allocation(e.kind)) {
+            if (e.ptr == 0) continue;  // failed allocation: nothing to replay
+            acquire(e, o);
+            o.kind = e.kind == op::calloc ? replay_op::allocate_zeroed : replay_op::allocate;
+            prog.ops.push_back(o);
+        } else if (is_deallocation(e.kind) && e.ptr != 0) {
+            if (release(e.ptr, e.thread, o)) {
+                o.kind = replay_op::deallocate;
+                prog.ops.push_back(o);
+            }
+        }
+    }
+    prog.slots = std::max<std::uint32_t>(prog.slots, 1);
+    return prog;
+}
+
+namespace {
+
+inline std::uint64_t ticks() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    return __rdtsc();
+#else
+    return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+#endif
+}
+
+struct slot_state {
+    void* p = nullptr;
+    std::uint64_t size = 0;
+    std::uint32_t tag = 0;
+    std::uint32_t site = 0;
+    std::uint16_t thread = 0;
+    std::uint8_t align_log2 = 0;
+};
+
+std::size_t alignment_of(std::uint8_t log2) noexcept {
+    return log2 == 0 ? 16 : std::size_t{1} << log2;
+}
+
+struct rep_result {
+    double total_ns = 0, wall_ns = 0;
+    std::vector<double> site_ns;
+    std::uint64_t peak_footprint = 0, failures = 0;
+};
+
+std::size_t sample(replay_backend& b, double& spent_ns) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::size_t f = b.footprint();
+    spent_ns +=
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    return f;
+}
+
+/// One pass over the program. Timed: per-call ticks per site (minus the timer's own cost).
+/// Untimed: only the loop's wall time, for the totals (no timer inside the loop).
+template <bool Timed>
+rep_result run_once(const replay_program& prog, replay_backend& b, std::uint64_t sample_every) {
+    rep_result r;
+    std::vector<slot_state> slots(prog.slots);
+    std::vector<std::uint64_t> site_ticks(std::max<std::uint32_t>(prog.sites, 1), 0);
+    const std::size_t base = b.footprint_base();
+    std::size_t peak = base;
+    const std::uint64_t mask = std::bit_ceil(std::max<std::uint64_t>(sample_every, 1)) - 1;
+    std::uint64_t all_ticks = 0, live = 0, next_sample = 0;
+    double sampling = 0;  // ns spent reading the footprint, not counted as replay time
+
+    const auto wall0 = std::chrono::steady_clock::now();
+    const std::uint64_t t0 = ticks();
+    std::uint64_t i = 0;
+    for (const replay_op& o : prog.ops) {
+        const replay_call call{o.site, o.thread, o.cross_thread};
+        std::uint64_t freed = 0;
+        const std::uint64_t c0 = Timed ? ticks() : 0;
+        switch (o.kind) {
+            case replay_op::allocate:
+            case replay_op::allocate_zeroed: {
+                slot_state& s = slots[o.slot];
+                s.size = o.size;
+                s.site = o.site;
+                s.thread = o.thread;
+                s.align_log2 = o.align_log2;
+                s.p = o.kind == replay_op::allocate
+                          ? b.allocate(call, o.size, alignment_of(o.align_log2), s.tag)
+                          : b.allocate_zeroed(call, o.size, alignment_of(o.align_log2), s.tag);
+                if (s.p == nullptr) ++r.failures;
+                break;
+            }
+            case replay_op::deallocate: {
+                slot_state& s = slots[o.slot];
+                if (s.p != nullptr)
+                    b.deallocate(call, s.p, s.size, alignment_of(s.align_log2), s.tag);
+                s.p = nullptr;
+                freed = 2 * o.size;  // o.size is the block's size: net change -size
+                break;
+            }
+            case replay_op::reallocate: {
+                slot_state old = slots[o.old_slot];
+                slots[o.old_slot].p = nullptr;
+                freed = old.size;
+                slot_state& s = slots[o.slot];
+                std::uint32_t tag = old.tag;
+                void* q = b.reallocate(replay_call{old.site, old.thread, o.cross_thread}, call,
+                                       old.p, old.size, o.size, alignment_of(o.align_log2), tag);
+                if (q == nullptr) {
+                    ++r.failures;
+                    if (old.p != nullptr)
+                        b.deallocate(replay_call{old.site, old.thread}, old.p, old.size,
+                                     alignment_of(old.align_log2), old.tag);
+                }
+                s = slot_state{q, o.size, tag, o.site, o.thread, o.align_log2};
+                break;
+            }
+            case replay_op::frame:
+                b.next_frame();
+                break;  // size 0
+        }
+        if constexpr (Timed) {
+            const std::uint64_t c1 = ticks();
+            const std::uint64_t d = c1 - c0;
+            site_ticks[o.site] += d;
+            all_ticks += d;
+        } else {
+            live += o.size - freed;  // unsigned: wraps back exactly on frees
+            if (o.kind != replay_op::deallocate) {
+                if (live > next_sample) {  // sample as the live bytes grow, not only periodically
+                    peak = std::max(peak, sample(b, sampling));
+                    next_sample = live + std::max<std::uint64_t>(live / 32, 16 * 1024);
+                }
+            }
+            if ((++i & mask) == 0) peak = std::max(peak, sample(b, sampling));
+        }
+    }
+    const std::uint64_t t1 = ticks();
+    const auto wall1 = std::chrono::steady_clock::now();
+    peak = std::max(peak, b.footprint());
+
+    (void)live;
+    for (slot_state& s : slots) {  // blocks the program never freed (untimed)
+        if (s.p != nullptr)
+            b.deallocate(replay_call{s.site, s.thread}, s.p, s.size, alignment_of(s.align_log2),
+                         s.tag);
+    }
+    r.wall_ns = std::chrono::duration<double, std::nano>(wall1 - wall0).count() - sampling;
+    const double ns_per_tick = t1 > t0 ? r.wall_ns / static_cast<double>(t1 - t0) : 1.0;
+    r.total_ns = static_cast<double>(all_ticks) * ns_per_tick;
+    r.site_ns.resize(site_ticks.size());
+    for (std::size_t s = 0; s < site_ticks.size(); ++s)
+        r.site_ns[s] = static_cast<double>(site_ticks[s]) * ns_per_tick;
+    r.peak_footprint = peak > base ? peak - base : 0;
+    return r;
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/// The floor: the replay loop with an allocator that does nothing, subtracted from totals.
+class null_backend final : public replay_backend {
+  public:
+    void* allocate(replay_call, std::size_t, std::size_t, std::uint32_t& tag) noexcept override {
+        tag = 0;
+        return &byte_;
+    }
+    void* allocate_zeroed(replay_call c, std::size_t size, std::size_t align,
+                          std::uint32_t& tag) noexcept override {
+        return allocate(c, size, align, tag);
+    }
+    void deallocate(replay_call, void*, std::size_t, std::size_t, std::uint32_t) noexcept override {
+    }
+    void* reallocate(replay_call, replay_call, void*, std::size_t, std::size_t, std::size_t,
+                     std::uint32_t&) noexcept override {
+        return &byte_;
+    }
+
+  private:
+    unsigned char byte_ = 0;
+};
+
+/// Wall time and per-site ticks of the loop with the null allocator (timer cost included).
+struct floor_cost {
+    double wall_ns = 0;
+    std::vector<double> site_ns;
+};
+
+floor_cost measure_floor(const replay_program& prog, unsigned repetitions) {
+    std::vector<double> w;
+    std::vector<std::vector<double>> per_site;
+    for (unsigned k = 0; k < repetitions; ++k) {
+        null_backend n;
+        w.push_back(run_once<false>(prog, n, ~std::uint64_t{0} >> 1).wall_ns);
+        per_site.push_back(run_once<true>(prog, n, ~std::uint64_t{0} >> 1).site_ns);
+    }
+    floor_cost f;
+    f.wall_ns = median(w);
+    f.site_ns.resize(per_site.front().size());
+    std::vector<double> column(per_site.size());
+    for (std::size_t s = 0; s < f.site_ns.size(); ++s) {
+        for (std::size_t k = 0; k < per_site.size(); ++k) column[k] = per_site[k][s];
+        f.site_ns[s] = median(column);
+    }
+    return f;
+}
+
+}  // namespace
+
+backend_result replay_through(const replay_program& prog, const backend_factory& factory,
+                              unsigned repetitions, std::uint64_t sample_every) {
+    backend_result out;
+    out.name = factory.name;
+    out.note = factory.note;
+    if (!factory.make) {
+        out.available = false;
+        return out;
+    }
+    repetitions = std::max(repetitions, 1U);
+    const floor_cost floor = measure_floor(prog, repetitions);
+    std::vector<rep_result> reps;
+    for (unsigned k = 0; k < repetitions; ++k) {
+        auto untimed = factory.make();
+        auto timed = factory.make();
+        if (!untimed || !timed) {
+            out.available = false;
+            return out;
+        }
+        rep_result r = run_once<false>(prog, *untimed, sample_every);
+        untimed.reset();
+        r.site_ns = run_once<true>(prog, *timed, sample_every).site_ns;
+        for (std::size_t s = 0; s < r.site_ns.size(); ++s)
+            r.site_ns[s] -= floor.site_ns[s];  // < 0 is noise
+        r.total_ns = std::max(r.wall_ns - floor.wall_ns, 0.0);
+        reps.push_back(std::move(r));
+    }
+    std::vector<double> totals, walls, column(reps.size());
+    for (const auto& r : reps) {
+        totals.push_back(r.total_ns);
+        walls.push_back(r.wall_ns);
+        out.peak_footprint = std::max(out.peak_footprint, r.peak_footprint);
+        out.failures = std::max(out.failures, r.failures);
+    }
+    out.repetition_ns = totals;
+    out.total_ns = median(totals);
+    out.wall_ns = median(walls);
+    out.events_per_second =
+        out.wall_ns > 0 ? static_cast<double>(prog.ops.size()) * 1e9 / out.wall_ns : 0;
+    out.site_ns.resize(reps.front().site_ns.size());
+    for (std::size_t s = 0; s < out.site_ns.size(); ++s) {
+        for (std::size_t k = 0; k < reps.size(); ++k) column[k] = reps[k].site_ns[s];
+        out.site_ns[s] = median(column);
+    }
+    out.fragmentation =
+        prog.peak_live_bytes > 0 && out.peak_footprint > 0
+            ? static_cast<double>(out.peak_footprint) / static_cast<double>(prog.peak_live_bytes) -
+                  1.0
+            : 0.0;
+    return out;
+}
+
+}  // namespace rtmem::analyze

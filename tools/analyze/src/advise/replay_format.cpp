@@ -1,0 +1,162 @@
+// Text and JSON renderings of a replay report.
+#include <algorithm>
+#include <cstdio>
+
+#include "rtmem/analyze/replay.hpp"
+
+namespace rtmem::analyze {
+namespace {
+
+std::string pad(std::string s, std::size_t width) {
+    if (s.size() < width) s.append(width - s.size(), ' ');
+    return s;
+}
+
+std::string num(double v, int digits = 1) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+    return buf;
+}
+
+const backend_result* baseline_of(const replay_report& r) {
+    for (const auto& b : r.results) {
+        if (b.available && b.name == "glibc") return &b;
+    }
+    for (const auto& b : r.results) {
+        if (b.available) return &b;
+    }
+    return nullptr;
+}
+
+std::string json_escape(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (static_cast<unsigned char>(c) < 0x20) continue;
+        out += c;
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string format_replay_text(const replay_report& r, const site_namer& name, std::size_t top) {
+    std::string out = "rtmem replay: " + with_commas(r.ops) + " operations from " +
+                      with_commas(r.events) + " events (" + with_commas(r.unknown_frees) +
+                      " frees of unknown blocks skipped), peak live " +
+                      advice_bytes(r.peak_live_bytes) + ", median of " +
+                      std::to_string(r.repetitions) + " repetitions\n\n";
+    const backend_result* base = baseline_of(r);
+    out += pad("allocator", 34) + pad("time in calls", 15) + pad("vs glibc", 10) +
+           pad("replay rate", 16) + pad("peak footprint", 16) + "fragmentation\n";
+    for (const auto& b : r.results) {
+        if (!b.available) {
+            out += pad(b.name, 34) + "unavailable: " + b.note + "\n";
+            continue;
+        }
+        const double ratio =
+            base != nullptr && base->total_ns > 0 ? b.total_ns / base->total_ns : 0;
+        out += pad(b.name, 34) + pad(advice_ns(b.total_ns), 15) + pad(num(ratio, 2) + "x", 10) +
+               pad(num(b.events_per_second / 1e6, 1) + " M op/s", 16) +
+               pad(b.peak_footprint ? advice_bytes(b.peak_footprint) : "n/a", 16) +
+               (b.peak_footprint ? num(b.fragmentation * 100, 0) + "%" : "n/a") +
+               (b.failures ? "  (" + with_commas(b.failures) + " failed allocations)" : "") + "\n";
+        if (!b.note.empty()) out += "    note: " + b.note + "\n";
+    }
+    const backend_result* mixed = nullptr;
+    for (const auto& b : r.results) {
+        if (b.name.rfind("mixed", 0) == 0 && b.available) mixed = &b;
+    }
+    if (mixed == nullptr || base == nullptr) return out;
+    out += "\nAdvised sites, measured (baseline " + base->name + " -> advised allocator):\n";
+    out += " #  " + pad("allocator", 22) + pad("baseline", 12) + pad("advised", 12) +
+           pad("saved", 12) + pad("violations", 12) + "site\n";
+    std::vector<const recommendation*> recs;
+    for (const auto& rec : r.advised) recs.push_back(&rec);
+    auto saved = [&](const recommendation* rec) {
+        return base->site_ns[rec->site] - mixed->site_ns[rec->site];
+    };
+    std::stable_sort(recs.begin(), recs.end(),
+                     [&](auto* a, auto* b) { return saved(a) > saved(b); });
+    std::size_t n = 0;
+    double total_saved = 0;
+    for (const auto* rec : recs) total_saved += saved(rec);
+    for (const auto* rec : recs) {
+        if (top != 0 && n == top) break;
+        ++n;
+        std::uint64_t v = 0;
+        for (const auto& sv : mixed->violations) {
+            if (sv.site == rec->site) v = sv.total();
+        }
+        char idx[8];
+        std::snprintf(idx, sizeof idx, "%2zu", n);
+        out += std::string(idx) + "  " + pad(rec->allocator, 22) +
+               pad(advice_ns(base->site_ns[rec->site]), 12) +
+               pad(advice_ns(mixed->site_ns[rec->site]), 12) + pad(advice_ns(saved(rec)), 12) +
+               pad(with_commas(v), 12) + name(rec->site) + "\n";
+    }
+    out += "Total measured saving on advised sites: " + advice_ns(total_saved) + " of " +
+           advice_ns(base->total_ns) + " (" +
+           num(base->total_ns > 0 ? 100 * total_saved / base->total_ns : 0) + "%); whole program " +
+           advice_ns(base->total_ns) + " -> " + advice_ns(mixed->total_ns) + "\n";
+    for (const auto& sv : mixed->violations) {
+        if (sv.total() == 0 && sv.fallbacks == 0) continue;
+        out += "  site " + name(sv.site) + ": " + with_commas(sv.non_lifo) + " non-LIFO frees, " +
+               with_commas(sv.overflow) + " overflows, " + with_commas(sv.wrong_size) +
+               " wrong sizes, " + with_commas(sv.expired) +
+               " frees after the frame was recycled, " + with_commas(sv.cross_thread) +
+               " cross-thread frees, " + with_commas(sv.reported) + " reported by the allocator; " +
+               with_commas(sv.fallbacks) + " blocks fell back to the baseline\n";
+    }
+    return out;
+}
+
+std::string format_replay_json(const replay_report& r, const site_namer& name) {
+    std::string out =
+        "{\n  \"ops\": " + std::to_string(r.ops) + ", \"events\": " + std::to_string(r.events) +
+        ", \"unknown_frees\": " + std::to_string(r.unknown_frees) +
+        ", \"peak_live_bytes\": " + std::to_string(r.peak_live_bytes) +
+        ", \"repetitions\": " + std::to_string(r.repetitions) + ",\n  \"backends\": [";
+    bool first = true;
+    for (const auto& b : r.results) {
+        out += first ? "\n" : ",\n";
+        first = false;
+        out += "    {\"name\": \"" + json_escape(b.name) +
+               "\", \"available\": " + (b.available ? "true" : "false") + ", \"note\": \"" +
+               json_escape(b.note) + "\", \"total_ns\": " + num(b.total_ns) +
+               ", \"wall_ns\": " + num(b.wall_ns) +
+               ", \"ops_per_second\": " + num(b.events_per_second, 0) +
+               ", \"peak_footprint\": " + std::to_string(b.peak_footprint) +
+               ", \"fragmentation\": " + num(b.fragmentation, 4) +
+               ", \"failures\": " + std::to_string(b.failures) + ", \"repetition_ns\": [";
+        for (std::size_t i = 0; i < b.repetition_ns.size(); ++i)
+            out += (i ? ", " : "") + num(b.repetition_ns[i]);
+        out += "], \"sites\": [";
+        bool f2 = true;
+        for (const auto& rec : r.advised) {
+            if (rec.site >= b.site_ns.size()) continue;
+            out += std::string(f2 ? "" : ", ") + "{\"site\": " + std::to_string(rec.site) +
+                   ", \"name\": \"" + json_escape(name(rec.site)) +
+                   "\", \"ns\": " + num(b.site_ns[rec.site]) + "}";
+            f2 = false;
+        }
+        out += "], \"violations\": [";
+        f2 = true;
+        for (const auto& v : b.violations) {
+            out += std::string(f2 ? "" : ", ") + "{\"site\": " + std::to_string(v.site) +
+                   ", \"non_lifo\": " + std::to_string(v.non_lifo) +
+                   ", \"overflow\": " + std::to_string(v.overflow) +
+                   ", \"wrong_size\": " + std::to_string(v.wrong_size) +
+                   ", \"expired\": " + std::to_string(v.expired) +
+                   ", \"cross_thread\": " + std::to_string(v.cross_thread) +
+                   ", \"reported\": " + std::to_string(v.reported) +
+                   ", \"fallbacks\": " + std::to_string(v.fallbacks) + "}";
+            f2 = false;
+        }
+        out += "]}";
+    }
+    out += "\n  ]\n}\n";
+    return out;
+}
+
+}  // namespace rtmem::analyze

@@ -1,0 +1,75 @@
+// rtmem's tlsf_allocator as a whole-program replay backend (when it is built), growing by
+// adding pools taken from glibc as the replay needs them.
+#include "rtmem/analyze/replay_backend.hpp"
+
+#if __has_include(<rtmem/alloc/tlsf.hpp>)
+#include <cstdlib>
+#include <span>
+
+#include "rtmem/alloc/tlsf.hpp"
+#define RTMEM_REPLAY_HAVE_TLSF 1
+#endif
+
+namespace rtmem::analyze {
+
+#if defined(RTMEM_REPLAY_HAVE_TLSF)
+namespace {
+
+class tlsf_backend final : public replay_backend {
+  public:
+    tlsf_backend() { grow(0); }
+    ~tlsf_backend() override {
+        for (void* p : pools_) std::free(p);
+    }
+    tlsf_backend(const tlsf_backend&) = delete;
+    tlsf_backend& operator=(const tlsf_backend&) = delete;
+
+    void* allocate(replay_call, std::size_t size, std::size_t align,
+                   std::uint32_t& tag) noexcept override {
+        tag = 0;
+        void* p = tlsf_.allocate(size, align);
+        if (p == nullptr && grow(size + align)) p = tlsf_.allocate(size, align);
+        return p;
+    }
+    void deallocate(replay_call, void* p, std::size_t size, std::size_t align,
+                    std::uint32_t) noexcept override {
+        tlsf_.deallocate(p, size, align);
+    }
+    void* reallocate(replay_call, replay_call, void* p, std::size_t old_size, std::size_t size,
+                     std::size_t align, std::uint32_t& tag) noexcept override {
+        tag = 0;
+        void* q = tlsf_.reallocate(p, old_size, size, align);
+        if (q == nullptr && grow(size + align)) q = tlsf_.reallocate(p, old_size, size, align);
+        return q;
+    }
+    std::size_t footprint() noexcept override { return pooled_; }
+    std::size_t footprint_base() noexcept override { return 0; }
+
+  private:
+    bool grow(std::size_t need) noexcept {
+        std::size_t bytes = std::size_t{4} << 20;
+        while (bytes < need * 2) bytes *= 2;
+        void* mem = std::malloc(bytes);
+        if (mem == nullptr) return false;
+        pools_.push_back(mem);
+        tlsf_.add_pool(std::span<std::byte>(static_cast<std::byte*>(mem), bytes));
+        pooled_ += bytes;
+        return true;
+    }
+    rtmem::tlsf_allocator tlsf_;
+    std::vector<void*> pools_;
+    std::size_t pooled_ = 0;
+};
+
+}  // namespace
+
+backend_factory tlsf_backend_factory() {
+    return {"tlsf", [] { return std::unique_ptr<replay_backend>(new tlsf_backend()); }, ""};
+}
+#else
+backend_factory tlsf_backend_factory() {
+    return {"tlsf", nullptr, "rtmem/alloc/tlsf.hpp not built yet"};
+}
+#endif
+
+}  // namespace rtmem::analyze

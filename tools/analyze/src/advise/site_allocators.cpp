@@ -1,0 +1,372 @@
+// The advised rtmem allocators as mixed-replay adapters. Each is compiled when its header is
+// in the build, so the replay works with whatever allocators exist. One instance per thread
+// (the advice says thread_local); misuse is detected here before the allocator sees it.
+#include <memory>
+#include <vector>
+
+#include "site_allocator.hpp"
+
+#if __has_include(<rtmem/alloc/stack.hpp>)
+#include "rtmem/alloc/stack.hpp"
+#define RTMEM_REPLAY_HAVE_STACK 1
+#endif
+#if __has_include(<rtmem/alloc/linear.hpp>)
+#include "rtmem/alloc/linear.hpp"
+#define RTMEM_REPLAY_HAVE_LINEAR 1
+#endif
+#if __has_include(<rtmem/alloc/pool.hpp>)
+#include "rtmem/alloc/pool.hpp"
+#define RTMEM_REPLAY_HAVE_POOL 1
+#endif
+#if __has_include(<rtmem/alloc/frame.hpp>)
+#include "rtmem/alloc/frame.hpp"
+#define RTMEM_REPLAY_HAVE_FRAME 1
+#endif
+#if __has_include(<rtmem/alloc/arena.hpp>)
+#include "rtmem/alloc/arena.hpp"
+#define RTMEM_REPLAY_HAVE_ARENA 1
+#endif
+
+namespace rtmem::analyze::detail {
+namespace {
+
+/// One allocator per thread, created on first use.
+template <class Instance>
+class per_thread {
+  public:
+    template <class Make>
+    Instance& get(std::uint32_t thread, Make&& make) {
+        if (thread >= items_.size()) items_.resize(thread + 1);
+        if (!items_[thread]) items_[thread] = make();
+        return *items_[thread];
+    }
+    [[nodiscard]] std::size_t count() const noexcept {
+        std::size_t n = 0;
+        for (const auto& i : items_) n += i != nullptr;
+        return n;
+    }
+    template <class F>
+    void for_each(F&& f) {
+        for (auto& i : items_) {
+            if (i) f(*i);
+        }
+    }
+
+  private:
+    std::vector<std::unique_ptr<Instance>> items_;
+};
+
+#if defined(RTMEM_REPLAY_HAVE_STACK)
+/// stack_allocator: a free that is not the thread's most recent block is a violation; the
+/// block stays allocated until the blocks above it are freed, then all go in LIFO order.
+class stack_site final : public site_allocator {
+    struct entry {
+        void* p;
+        std::size_t size, align;
+        bool live;
+    };
+    struct instance {
+        rtmem::stack_allocator alloc;
+        std::vector<entry> order;
+        explicit instance(std::size_t bytes) : alloc(bytes) {}
+    };
+
+  public:
+    explicit stack_site(std::size_t capacity) : capacity_(capacity) {}
+    void* allocate(std::uint32_t thread, std::size_t size, std::size_t align, std::uint32_t& tag,
+                   site_violations& v) noexcept override {
+        instance& in = of(thread);
+        void* p = in.alloc.allocate(size, align);
+        if (p == nullptr) {
+            ++v.overflow;
+            return nullptr;
+        }
+        in.order.push_back({p, size, align, true});
+        tag = thread + 1;
+        return p;
+    }
+    void deallocate(std::uint32_t, void* p, std::size_t, std::size_t, std::uint32_t tag,
+                    site_violations& v) noexcept override {
+        instance& in = of(tag - 1);
+        auto& order = in.order;
+        if (!order.empty() && order.back().p == p) {
+            order.back().live = false;
+        } else {
+            ++v.non_lifo;
+            for (auto it = order.rbegin(); it != order.rend(); ++it) {
+                if (it->p == p) {
+                    it->live = false;
+                    break;
+                }
+            }
+        }
+        while (!order.empty() && !order.back().live) {
+            in.alloc.deallocate(order.back().p, order.back().size, order.back().align);
+            order.pop_back();
+        }
+    }
+    /// The top block grows or shrinks where it is (free it, allocate again at the same top).
+    void* reallocate(std::uint32_t thread, void* p, std::size_t, std::size_t size,
+                     std::size_t align, std::uint32_t& tag, site_violations& v) noexcept override {
+        instance& in = of(tag - 1);
+        if (in.order.empty() || in.order.back().p != p) return nullptr;
+        in.alloc.deallocate(p, in.order.back().size, in.order.back().align);
+        in.order.pop_back();
+        void* q = allocate(thread, size, align, tag, v);
+        if (q == nullptr) tag = 0;  // released, and the new size did not fit: caller falls back
+        return q;
+    }
+    [[nodiscard]] std::size_t footprint() const noexcept override {
+        return capacity_ * threads_.count();
+    }
+
+    void prepare(std::uint32_t thread) override { (void)of(thread); }
+
+  private:
+    instance& of(std::uint32_t thread) {
+        return threads_.get(thread, [&] { return std::make_unique<instance>(capacity_); });
+    }
+    std::size_t capacity_;
+    per_thread<instance> threads_;
+};
+#endif
+
+#if defined(RTMEM_REPLAY_HAVE_LINEAR)
+/// linear_allocator: frees are no-ops; the allocator is reset when the site's blocks of that
+/// thread are all freed (the bulk free the advice relies on).
+class linear_site final : public site_allocator {
+    struct instance {
+        rtmem::linear_allocator alloc;
+        std::uint64_t live = 0;
+        explicit instance(std::size_t bytes) : alloc(bytes) {}
+    };
+
+  public:
+    explicit linear_site(std::size_t capacity) : capacity_(capacity) {}
+    void* allocate(std::uint32_t thread, std::size_t size, std::size_t align, std::uint32_t& tag,
+                   site_violations& v) noexcept override {
+        instance& in = of(thread);
+        void* p = in.alloc.allocate(size, align);
+        if (p == nullptr) {
+            ++v.overflow;
+            return nullptr;
+        }
+        ++in.live;
+        tag = thread + 1;
+        return p;
+    }
+    void deallocate(std::uint32_t, void*, std::size_t, std::size_t, std::uint32_t tag,
+                    site_violations&) noexcept override {
+        instance& in = of(tag - 1);
+        if (--in.live == 0) in.alloc.reset();
+    }
+    [[nodiscard]] std::size_t footprint() const noexcept override {
+        return capacity_ * threads_.count();
+    }
+
+    void prepare(std::uint32_t thread) override { (void)of(thread); }
+
+  private:
+    instance& of(std::uint32_t thread) {
+        return threads_.get(thread, [&] { return std::make_unique<instance>(capacity_); });
+    }
+    std::size_t capacity_;
+    per_thread<instance> threads_;
+};
+#endif
+
+#if defined(RTMEM_REPLAY_HAVE_POOL)
+/// pool_allocator with the advised capacity: a larger block or a full pool falls back.
+class pool_site final : public site_allocator {
+    struct instance {
+        rtmem::pool_allocator<> alloc;
+        std::uint64_t live = 0;
+        instance(std::size_t block, std::size_t align, std::size_t count)
+            : alloc(block, align, count) {}
+    };
+
+  public:
+    pool_site(std::size_t block, std::size_t align, std::size_t capacity)
+        : block_(block), align_(align), capacity_(capacity) {}
+    void* allocate(std::uint32_t thread, std::size_t size, std::size_t align, std::uint32_t& tag,
+                   site_violations& v) noexcept override {
+        if (size > block_ || align > align_) {
+            ++v.wrong_size;
+            return nullptr;
+        }
+        instance& in = of(thread);
+        if (in.live == capacity_) {
+            ++v.overflow;
+            return nullptr;
+        }
+        void* p = in.alloc.allocate(block_, align_);
+        if (p == nullptr) {
+            ++v.overflow;
+            return nullptr;
+        }
+        ++in.live;
+        tag = thread + 1;
+        return p;
+    }
+    void deallocate(std::uint32_t, void* p, std::size_t, std::size_t, std::uint32_t tag,
+                    site_violations&) noexcept override {
+        instance& in = of(tag - 1);
+        in.alloc.deallocate(p, block_, align_);
+        --in.live;
+    }
+    [[nodiscard]] std::size_t footprint() const noexcept override {
+        return block_ * capacity_ * threads_.count();
+    }
+
+    void prepare(std::uint32_t thread) override { (void)of(thread); }
+
+  private:
+    instance& of(std::uint32_t thread) {
+        return threads_.get(thread,
+                            [&] { return std::make_unique<instance>(block_, align_, capacity_); });
+    }
+    std::size_t block_, align_, capacity_;
+    per_thread<instance> threads_;
+};
+#endif
+
+#if defined(RTMEM_REPLAY_HAVE_FRAME)
+/// frame_allocator<N>: frees are no-ops; a block freed after its frame was recycled is counted
+/// (in the program it would be a use after free). Without frame markers (a detected period),
+/// the frame advances when the site's blocks are all freed.
+template <std::size_t N>
+class frame_site final : public site_allocator {
+    struct instance {
+        rtmem::frame_allocator<N> alloc;
+        std::uint64_t live = 0;
+        explicit instance(std::size_t bytes) : alloc(bytes) {}
+    };
+
+  public:
+    frame_site(std::size_t bytes, bool markers) : bytes_(bytes), markers_(markers) {}
+    void* allocate(std::uint32_t thread, std::size_t size, std::size_t align, std::uint32_t& tag,
+                   site_violations& v) noexcept override {
+        instance& in = of(thread);
+        void* p = in.alloc.allocate(size, align);
+        if (p == nullptr) {
+            ++v.overflow;
+            return nullptr;
+        }
+        ++in.live;
+        tag = static_cast<std::uint32_t>(frame_ + 1);
+        return p;
+    }
+    void deallocate(std::uint32_t thread, void*, std::size_t, std::size_t, std::uint32_t tag,
+                    site_violations& v) noexcept override {
+        if (frame_ + 1 - tag >= N) ++v.expired;
+        instance& in = of(thread);
+        if (in.live > 0) --in.live;
+        if (!markers_ && in.live == 0) in.alloc.next_frame();
+    }
+    void next_frame() noexcept override {
+        ++frame_;
+        threads_.for_each([](instance& in) { in.alloc.next_frame(); });
+    }
+    [[nodiscard]] std::size_t footprint() const noexcept override {
+        return bytes_ * N * threads_.count();
+    }
+
+    void prepare(std::uint32_t thread) override { (void)of(thread); }
+
+  private:
+    instance& of(std::uint32_t thread) {
+        return threads_.get(thread, [&] { return std::make_unique<instance>(bytes_); });
+    }
+    std::size_t bytes_;
+    bool markers_;
+    std::uint64_t frame_ = 0;
+    per_thread<instance> threads_;
+};
+#endif
+
+#if defined(RTMEM_REPLAY_HAVE_ARENA)
+/// arena for long-lived blocks: grows by chunks, frees are no-ops.
+class arena_site final : public site_allocator {
+  public:
+    explicit arena_site(std::size_t chunk) : chunk_(chunk), arena_(chunk) {}
+    void* allocate(std::uint32_t, std::size_t size, std::size_t align, std::uint32_t& tag,
+                   site_violations& v) noexcept override {
+        void* p = arena_.allocate(size, align);
+        if (p == nullptr) {
+            ++v.overflow;
+            return nullptr;
+        }
+        used_ += size;
+        tag = 1;
+        return p;
+    }
+    void deallocate(std::uint32_t, void*, std::size_t, std::size_t, std::uint32_t,
+                    site_violations&) noexcept override {}
+    void prepare(std::uint32_t) override {}
+    [[nodiscard]] std::size_t footprint() const noexcept override {
+        return (used_ / chunk_ + 1) * chunk_;
+    }
+
+  private:
+    std::size_t chunk_;
+    rtmem::arena arena_;
+    std::size_t used_ = 0;
+};
+#endif
+
+}  // namespace
+
+std::unique_ptr<site_allocator> make_site_allocator(const recommendation& r, bool have_frames,
+                                                    std::string& why_not) {
+    (void)have_frames;
+    switch (r.cls) {
+        case site_class::stack:
+#if defined(RTMEM_REPLAY_HAVE_STACK)
+            return std::make_unique<stack_site>(r.capacity_bytes);
+#else
+            why_not = "stack_allocator not built";
+            return nullptr;
+#endif
+        case site_class::linear:
+#if defined(RTMEM_REPLAY_HAVE_LINEAR)
+            return std::make_unique<linear_site>(r.capacity_bytes);
+#else
+            why_not = "linear_allocator not built";
+            return nullptr;
+#endif
+        case site_class::pool:
+#if defined(RTMEM_REPLAY_HAVE_POOL)
+            return std::make_unique<pool_site>(r.block_size, r.block_align, r.capacity_blocks);
+#else
+            why_not = "pool_allocator not built";
+            return nullptr;
+#endif
+        case site_class::frame:
+#if defined(RTMEM_REPLAY_HAVE_FRAME)
+            switch (r.frames) {
+                case 1:
+                    return std::make_unique<frame_site<1>>(r.capacity_bytes, have_frames);
+                case 2:
+                    return std::make_unique<frame_site<2>>(r.capacity_bytes, have_frames);
+                default:
+                    return std::make_unique<frame_site<3>>(r.capacity_bytes, have_frames);
+            }
+#else
+            why_not = "frame_allocator not built";
+            return nullptr;
+#endif
+        case site_class::long_lived:
+#if defined(RTMEM_REPLAY_HAVE_ARENA)
+            return std::make_unique<arena_site>(r.capacity_bytes);
+#else
+            why_not = "arena not built";
+            return nullptr;
+#endif
+        case site_class::general:
+            why_not = "general sites stay on the baseline";
+            return nullptr;
+    }
+    return nullptr;
+}
+
+}  // namespace rtmem::analyze::detail

@@ -1,0 +1,81 @@
+// rtmem advise TRACE: classifies every allocation site and recommends an rtmem allocator.
+// Also contributes the "Allocation advice" section of `rtmem report --html`.
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "advise_options.hpp"
+#include "command.hpp"
+#include "rtmem/analyze/html_sections.hpp"
+
+namespace {
+
+using namespace rtmem::analyze;
+
+struct advise_args {
+    std::string file, html;
+    bool json = false, all = false, no_symbols = false;
+    std::size_t top = 10;
+    rtmem::cli::advisor_options advisor;
+};
+
+int run_advise(const advise_args& a) {
+    trace_reader reader(a.file);
+    const thresholds limits = a.advisor.limits();
+    site_map sites(reader, a.advisor.site_depth);
+    advice adv = advise(classify(reader, sites, limits), a.advisor.costs());
+    std::unique_ptr<symbolizer> sym;
+    if (!a.no_symbols) sym = std::make_unique<symbolizer>(reader);
+    const site_namer name = sym ? symbol_namer(sites, *sym) : address_namer(sites);
+    format_options o;
+    o.top = a.top;
+    o.include_general = a.all;
+    if (!a.html.empty()) {
+        std::ofstream out(a.html, std::ios::binary);
+        out << "<!doctype html><html><head><meta charset=\"utf-8\"><title>rtmem advise " << a.file
+            << "</"
+               "title><style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+               "td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}pre{background:#f4f4f4;"
+               "padding:6px}</style></head><body>\n"
+            << format_html(adv, name, o) << "</body></html>\n";
+        if (!out.flush()) throw rtmem::cli::usage_error("cannot write " + a.html);
+        std::cerr << "rtmem: wrote " << a.html << "\n";
+    }
+    if (a.json)
+        std::cout << format_json(adv, name);
+    else if (a.html.empty())
+        std::cout << format_text(adv, name, o);
+    return 0;
+}
+
+std::string render_advice_section(event_source& source) {
+    site_map sites(source);
+    const advice adv = advise(classify(source, sites));
+    format_options o;
+    o.wrap = false;
+    if (auto* reader = dynamic_cast<trace_reader*>(&source)) {
+        symbolizer sym(*reader);
+        return format_html(adv, symbol_namer(sites, sym), o);
+    }
+    return format_html(adv, address_namer(sites), o);
+}
+
+const bool registered_section =
+    register_html_section("Allocation advice (rtmem advise)", render_advice_section);
+
+const bool registered = rtmem::cli::register_command(
+    {"advise",
+     "Classify every allocation site and recommend an rtmem allocator with its configuration",
+     [](CLI::App& sub, std::function<int()>& run) {
+         auto a = std::make_shared<advise_args>();
+         sub.add_option("trace", a->file, "Trace file written by rtmem record")->required();
+         sub.add_flag("--json", a->json, "Print JSON instead of text");
+         sub.add_option("--html", a->html, "Write the advice as a self-contained HTML page");
+         sub.add_option("--top", a->top, "Sites listed (0 = all)");
+         sub.add_flag("--all", a->all, "Also list general sites (no rtmem allocator fits better)");
+         sub.add_flag("--no-symbols", a->no_symbols, "Show addresses instead of symbols");
+         a->advisor.add_to(sub);
+         run = [a] { return run_advise(*a); };
+     }});
+
+}  // namespace

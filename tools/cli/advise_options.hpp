@@ -1,0 +1,64 @@
+// Options shared by `rtmem advise` and `rtmem replay`: site depth, thresholds, cost model.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "command.hpp"
+#include "rtmem/analyze/advise.hpp"
+#include "rtmem/analyze/symbolizer.hpp"
+#include "rtmem/analyze/trace_reader.hpp"
+
+namespace rtmem::cli {
+
+struct advisor_options {
+    std::size_t site_depth = 0;
+    std::vector<std::string> sets;  ///< NAME=VALUE for thresholds and costs
+
+    void add_to(CLI::App& sub) {
+        sub.add_option(
+            "--site-depth", site_depth,
+            "Merge call stacks sharing their N innermost frames into one site (0 = whole stack)");
+        std::string names;
+        for (auto n : analyze::threshold_names())
+            names += std::string(names.empty() ? "" : ", ") + std::string(n);
+        sub.add_option(
+            "--set", sets,
+            "Override a threshold or cost, NAME=VALUE (repeatable). Thresholds: " + names +
+                ". Costs (ns): malloc_ns, free_ns, bump_ns, stack_ns, stack_free_ns, pool_ns, "
+                "pool_free_ns, tlsf_ns, tlsf_free_ns. See docs/advisor.md");
+    }
+
+    [[nodiscard]] analyze::thresholds limits() const {
+        analyze::thresholds t;
+        analyze::cost_model c;
+        apply(t, c);
+        return t;
+    }
+    [[nodiscard]] analyze::cost_model costs() const {
+        analyze::thresholds t;
+        analyze::cost_model c;
+        apply(t, c);
+        return c;
+    }
+
+  private:
+    void apply(analyze::thresholds& t, analyze::cost_model& c) const {
+        for (const auto& s : sets) {
+            const auto eq = s.find('=');
+            if (eq == std::string::npos)
+                throw usage_error("--set expects NAME=VALUE, got '" + s + "'");
+            const std::string name = s.substr(0, eq);
+            double value = 0;
+            try {
+                value = std::stod(s.substr(eq + 1));
+            } catch (const std::exception&) {
+                throw usage_error("--set " + name + ": '" + s.substr(eq + 1) + "' is not a number");
+            }
+            if (!analyze::set_threshold(t, name, value) && !analyze::set_cost(c, name, value)) {
+                throw usage_error("--set: unknown threshold or cost '" + name + "'");
+            }
+        }
+    }
+};
+
+}  // namespace rtmem::cli

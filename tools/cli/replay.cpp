@@ -1,0 +1,106 @@
+// rtmem replay TRACE: replays the trace's allocation calls through glibc, mimalloc, jemalloc,
+// tcmalloc, tlsf_allocator and the mixed (advised) configuration; time, footprint, violations.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "advise_options.hpp"
+#include "command.hpp"
+#include "rtmem/analyze/replay.hpp"
+
+namespace {
+
+using namespace rtmem::analyze;
+
+struct replay_args {
+    std::string file, backends;
+    bool json = false, no_symbols = false, no_mixed = false;
+    unsigned repetitions = 5;
+    std::string baseline = "glibc";
+    std::size_t top = 10, apply = 20;
+    rtmem::cli::advisor_options advisor;
+};
+
+/// jemalloc can only be dlopen'ed with more static TLS than glibc reserves by default: raise it
+/// (glibc.rtld.optional_static_tls) and run again, once, with the same arguments.
+void reexec_with_static_tls() {
+    const char* tunables = std::getenv("GLIBC_TUNABLES");
+    if (tunables != nullptr && std::strstr(tunables, "optional_static_tls") != nullptr) return;
+    std::ifstream in("/proc/self/cmdline", std::ios::binary);
+    std::vector<std::string> args;
+    for (std::string arg; std::getline(in, arg, '\0');) args.push_back(arg);
+    if (args.empty()) return;
+    std::string value = std::string(tunables != nullptr ? tunables : "");
+    value += (value.empty() ? "" : ":") + std::string("glibc.rtld.optional_static_tls=65536");
+    setenv("GLIBC_TUNABLES", value.c_str(), 1);
+    std::vector<char*> argv;
+    for (auto& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    execv("/proc/self/exe", argv.data());  // returns only on failure: carry on without jemalloc
+}
+
+int run_replay(const replay_args& a) {
+    reexec_with_static_tls();
+    trace_reader reader(a.file);
+    site_map sites(reader, a.advisor.site_depth);
+    const advice adv = advise(classify(reader, sites, a.advisor.limits()), a.advisor.costs());
+    const replay_program prog = compile_replay(reader, sites);
+    replay_options o;
+    o.repetitions = a.repetitions;
+    o.mixed = !a.no_mixed;
+    o.baseline = a.baseline;
+    o.apply_top = a.apply;
+    std::stringstream list(a.backends);
+    for (std::string name; std::getline(list, name, ',');) {
+        if (name.empty()) continue;
+        if (find_backend(whole_program_backends(), name) == nullptr) {
+            throw rtmem::cli::usage_error("--backends: unknown allocator '" + name +
+                                          "' (glibc, mimalloc, jemalloc, tcmalloc, tlsf)");
+        }
+        o.backends.push_back(name);
+    }
+    if (find_backend(whole_program_backends(), o.baseline) == nullptr) {
+        throw rtmem::cli::usage_error("--baseline: unknown allocator '" + o.baseline + "'");
+    }
+    const replay_report r = replay(prog, &adv, o);
+    std::unique_ptr<symbolizer> sym;
+    if (!a.no_symbols) sym = std::make_unique<symbolizer>(reader);
+    const site_namer name = sym ? symbol_namer(sites, *sym) : address_namer(sites);
+    if (a.json)
+        std::cout << format_replay_json(r, name);
+    else
+        std::cout << format_replay_text(r, name, a.top);
+    return 0;
+}
+
+const bool registered = rtmem::cli::register_command(
+    {"replay",
+     "Replay a trace's allocations through glibc, mimalloc, jemalloc, tcmalloc, tlsf and the "
+     "advised allocators",
+     [](CLI::App& sub, std::function<int()>& run) {
+         auto a = std::make_shared<replay_args>();
+         sub.add_option("trace", a->file, "Trace file written by rtmem record")->required();
+         sub.add_option("--backends", a->backends,
+                        "Comma-separated whole-program allocators (default: all available)");
+         sub.add_option("--baseline", a->baseline,
+                        "Allocator of the non-advised sites in the mixed replay");
+         sub.add_option("--repetitions,-r", a->repetitions,
+                        "Repetitions per allocator (medians reported)")
+             ->check(CLI::PositiveNumber);
+         sub.add_option("--apply", a->apply,
+                        "Mixed replay: apply the N top-ranked recommendations (0 = all)");
+         sub.add_flag("--no-mixed", a->no_mixed,
+                      "Skip the mixed replay with the advised allocators");
+         sub.add_flag("--json", a->json, "Print JSON instead of text");
+         sub.add_option("--top", a->top, "Advised sites listed (0 = all)");
+         sub.add_flag("--no-symbols", a->no_symbols, "Show addresses instead of symbols");
+         a->advisor.add_to(sub);
+         run = [a] { return run_replay(*a); };
+     }});
+
+}  // namespace
