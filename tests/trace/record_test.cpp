@@ -277,7 +277,10 @@ TEST_F(record_test, frame_markers_from_the_hook_are_recorded_in_order) {
         if (e.kind == op::frame || e.size == 6060) kinds.push_back(e.kind);
     }
     std::vector<op> expected;
-    for (int i = 0; i < 3; ++i) expected.insert(expected.end(), {op::malloc, op::frame});
+    for (int i = 0; i < 3; ++i) {
+        expected.push_back(op::malloc);
+        expected.push_back(op::frame);
+    }
     EXPECT_EQ(kinds, expected);
 }
 
