@@ -63,9 +63,12 @@ std::string format_replay_text(const replay_report& r, const site_namer& name, s
                (b.failures ? "  (" + with_commas(b.failures) + " failed allocations)" : "") + "\n";
         if (!b.note.empty()) out += "    note: " + b.note + "\n";
     }
-    const backend_result* mixed = nullptr;
+    const backend_result *mixed = nullptr, *layer = nullptr;
     for (const auto& b : r.results) {
-        if (b.name.rfind("mixed", 0) == 0 && b.available) mixed = &b;
+        if (b.name.rfind("mixed, no advice", 0) == 0 && b.available)
+            layer = &b;
+        else if (b.name.rfind("mixed", 0) == 0 && b.available)
+            mixed = &b;
     }
     if (mixed == nullptr || base == nullptr) return out;
     out += "\nAdvised sites, measured (baseline " + base->name + " -> advised allocator):\n";
@@ -95,10 +98,31 @@ std::string format_replay_text(const replay_report& r, const site_namer& name, s
                pad(advice_ns(mixed->site_ns[rec->site]), 12) + pad(advice_ns(saved(rec)), 12) +
                pad(with_commas(v), 12) + name(rec->site) + "\n";
     }
+    double other_base = 0, other_mixed = 0;  // the sites left on the baseline
+    {
+        std::vector<bool> advised(base->site_ns.size(), false);
+        for (const auto* rec : recs) {
+            if (rec->site < advised.size()) advised[rec->site] = true;
+        }
+        for (std::size_t s = 0; s < advised.size() && s < mixed->site_ns.size(); ++s) {
+            if (advised[s]) continue;
+            other_base += base->site_ns[s];
+            other_mixed += mixed->site_ns[s];
+        }
+    }
+    out += "Other sites (left on " + base->name + "): " + advice_ns(other_base) + " -> " +
+           advice_ns(other_mixed) + " in the mixed replay\n";
     out += "Total measured saving on advised sites: " + advice_ns(total_saved) + " of " +
            advice_ns(base->total_ns) + " (" +
-           num(base->total_ns > 0 ? 100 * total_saved / base->total_ns : 0) + "%); whole program " +
-           advice_ns(base->total_ns) + " -> " + advice_ns(mixed->total_ns) + "\n";
+           num(base->total_ns > 0 ? 100 * total_saved / base->total_ns : 0) +
+           "%, per-call timing)\n";
+    if (layer != nullptr) {
+        const double saved = layer->total_ns - mixed->total_ns;
+        out += "Whole program: " + advice_ns(layer->total_ns) +
+               " with the mixed dispatch and no advice -> " + advice_ns(mixed->total_ns) +
+               " with the advice: " + advice_ns(saved) + " saved (" +
+               num(layer->total_ns > 0 ? 100 * saved / layer->total_ns : 0) + "%)\n";
+    }
     for (const auto& sv : mixed->violations) {
         if (sv.total() == 0 && sv.fallbacks == 0) continue;
         out += "  site " + name(sv.site) + ": " + with_commas(sv.non_lifo) + " non-LIFO frees, " +
