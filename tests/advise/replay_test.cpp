@@ -69,7 +69,9 @@ TEST(Replay, MixedReplayAppliesAdviceOrSaysWhyNot) {
     o.repetitions = 1;
     o.backends = {"glibc"};
     const auto r = replay(prog, &a, o);
-    ASSERT_EQ(r.results.size(), 2u);
+    ASSERT_EQ(r.results.size(), 3u);  // glibc, the dispatch layer alone, the mixed replay
+    EXPECT_EQ(r.results[1].name.rfind("mixed, no advice", 0), 0u);
+    EXPECT_TRUE(r.results[1].violations.empty());
     const auto& mixed = r.results.back();
     EXPECT_EQ(mixed.name.rfind("mixed", 0), 0u);
     EXPECT_TRUE(mixed.available);
