@@ -123,8 +123,20 @@ std::string format_replay_text(const replay_report& r, const site_namer& name, s
                " with the advice: " + advice_ns(saved) + " saved (" +
                num(layer->total_ns > 0 ? 100 * saved / layer->total_ns : 0) + "%)\n";
     }
+    std::vector<const site_violations*> broken;
     for (const auto& sv : mixed->violations) {
-        if (sv.total() == 0 && sv.fallbacks == 0) continue;
+        if (sv.total() != 0 || sv.fallbacks != 0) broken.push_back(&sv);
+    }
+    std::stable_sort(broken.begin(), broken.end(), [](auto* x, auto* y) {
+        return x->total() + x->fallbacks > y->total() + y->fallbacks;
+    });
+    if (!broken.empty()) {
+        out += "Advice broken during the replay (" + std::to_string(broken.size()) +
+               " sites; each block concerned fell back or was kept, none was lost):\n";
+    }
+    if (top != 0 && broken.size() > top) broken.resize(top);
+    for (const auto* p : broken) {
+        const site_violations& sv = *p;
         out += "  site " + name(sv.site) + ": " + with_commas(sv.non_lifo) + " non-LIFO frees, " +
                with_commas(sv.overflow) + " overflows, " + with_commas(sv.wrong_size) +
                " wrong sizes, " + with_commas(sv.expired) +
