@@ -88,16 +88,6 @@ TEST(Replay, MixedReplayAppliesAdviceOrSaysWhyNot) {
 
 }  // namespace
 
-TEST(ReplayDemo, DISABLED_Print) {
-    mixed_trace m(1, 400);
-    site_map sites(m.trace);
-    const auto a = advise(classify(m.trace, sites));
-    const auto prog = compile_replay(m.trace, sites);
-    replay_options o;
-    const auto r = replay(prog, &a, o);
-    std::printf("%s\n%s", format_text(a, address_namer(sites)).c_str(),
-                format_replay_text(r, address_namer(sites)).c_str());
-}
 
 namespace {
 
