@@ -88,7 +88,6 @@ TEST(Replay, MixedReplayAppliesAdviceOrSaysWhyNot) {
 
 }  // namespace
 
-
 namespace {
 
 /// Two programs with the same sites: `lifo` keeps the stack site LIFO and the pool site at 16
