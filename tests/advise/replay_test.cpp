@@ -111,9 +111,9 @@ rtmem::testing::synthetic_trace program(bool keeps_advice) {
         }
         while (pooled.size() < pool_live) pooled.push_back(t.alloc(pool, 32));
         for (int i = 0; i < 4; ++i) {
-            t.free(pooled[static_cast<std::size_t>(round * 7 + i * 3) % pooled.size()]);
-            pooled.erase(pooled.begin() +
-                         static_cast<std::ptrdiff_t>((round * 7 + i * 3) % pooled.size()));
+            const std::size_t k = static_cast<std::size_t>(round * 7 + i * 3) % pooled.size();
+            t.free(pooled[k]);
+            pooled.erase(pooled.begin() + static_cast<std::ptrdiff_t>(k));
         }
     }
     for (auto p : pooled) t.free(p);

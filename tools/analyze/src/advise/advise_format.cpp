@@ -53,7 +53,8 @@ std::string summary_line(const advice& a) {
 
 std::string json_escape(const std::string& s) {
     std::string out;
-    for (unsigned char c : s) {
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
         switch (c) {
             case '"':
                 out += "\\\"";

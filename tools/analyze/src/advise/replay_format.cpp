@@ -117,11 +117,11 @@ std::string format_replay_text(const replay_report& r, const site_namer& name, s
            num(base->total_ns > 0 ? 100 * total_saved / base->total_ns : 0) +
            "%, per-call timing)\n";
     if (layer != nullptr) {
-        const double saved = layer->total_ns - mixed->total_ns;
+        const double whole_saved = layer->total_ns - mixed->total_ns;
         out += "Whole program: " + advice_ns(layer->total_ns) +
                " with the mixed dispatch and no advice -> " + advice_ns(mixed->total_ns) +
-               " with the advice: " + advice_ns(saved) + " saved (" +
-               num(layer->total_ns > 0 ? 100 * saved / layer->total_ns : 0) + "%)\n";
+               " with the advice: " + advice_ns(whole_saved) + " saved (" +
+               num(layer->total_ns > 0 ? 100 * whole_saved / layer->total_ns : 0) + "%)\n";
     }
     std::vector<const site_violations*> broken;
     for (const auto& sv : mixed->violations) {
