@@ -32,7 +32,7 @@ std::size_t count_blocks(const rtmem::tlsf_allocator& t, bool used) {
 
 TEST(TlsfAllocator, ConformanceSmallAndLarge) {
     heap_buffer buf(24u << 20);
-    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    for (std::uint64_t seed = 1; seed <= 2; ++seed) {
         rtmem::tlsf_allocator t{buf.span()};
         rtmem::testing::conformance_options o;
         o.seed = seed;
@@ -41,9 +41,10 @@ TEST(TlsfAllocator, ConformanceSmallAndLarge) {
         o.large_size = 1 << 20;  // 1 request in 64 up to 1 MiB
         o.max_align = 4096;
         o.max_live = 400;
-        o.scale = 0.25;
+        o.scale = 0.2;  // 2 x 20000 operations, check() after each: ~1 s here, ~10 s under ASan
         const auto r = rtmem::testing::run_conformance(t, o);
-        EXPECT_GT(r.allocations, o.operations / 8);
+        EXPECT_GT(static_cast<double>(r.allocations),
+                  static_cast<double>(o.operations) * o.scale / 3);
         EXPECT_EQ(r.checks, static_cast<std::size_t>(static_cast<double>(o.operations) * o.scale) +
                                 1);  // every step
         // Return to empty: the pool is one free block again.
@@ -63,7 +64,7 @@ TEST(TlsfAllocator, ConformanceUnderPressureWithSeveralPools) {
     o.max_size = 8192;
     o.max_align = 256;
     o.max_live = 2000;  // more than fits: exhaustion paths run too
-    o.scale = 0.4;
+    o.scale = 0.25;
     const auto r = rtmem::testing::run_conformance(t, o);
     EXPECT_GT(r.exhausted, 0u);
     EXPECT_EQ(count_blocks(t, false), 3u);  // one free block per pool

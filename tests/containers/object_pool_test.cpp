@@ -335,3 +335,19 @@ TEST(ObjectPool, FunctionNotifierReceivesAcquireArguments) {
     EXPECT_EQ(b->exits, 1);
 }
 }  // namespace
+
+namespace {
+struct alignas(64) cache_line_object {
+    float data[5] = {};
+};
+
+TEST(ObjectPool, OverAlignedObjectsKeepTheirAlignment) {
+    rtmem::object_pool<cache_line_object> pool{3, pool_growth::chunks};
+    std::vector<rtmem::pooled_ptr<cache_line_object>> held;
+    for (int i = 0; i < 10; ++i) {
+        held.push_back(pool.acquire());
+        ASSERT_TRUE(rtmem::is_aligned(held.back().get(), 64));
+    }
+    EXPECT_TRUE(pool.owns(held[7].get()));
+}
+}  // namespace

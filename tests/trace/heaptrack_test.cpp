@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <regex>
 #include <string>
 
 #include "rtmem/analyze/report.hpp"
@@ -43,16 +42,24 @@ heaptrack_numbers heaptrack_run(const std::string& program, const fs::path& dir)
     std::string file = fs::exists(data + ".zst") ? data + ".zst" : data + ".gz";
     std::string out = capture("heaptrack_print -f " + file + " 2>/dev/null | tail -20");
     heaptrack_numbers h;
-    std::smatch m;
-    if (std::regex_search(out, m, std::regex(R"(calls to allocation functions: (\d+))"))) {
-        h.calls = std::stod(m[1]);
-    }
-    if (std::regex_search(out, m,
-                          std::regex(R"(peak heap memory consumption: ([\d.]+)([KMG]?)B?)"))) {
-        double scale = m[2] == "K" ? 1e3 : m[2] == "M" ? 1e6 : m[2] == "G" ? 1e9 : 1;
-        h.peak = std::stod(m[1]) * scale;
+    // "calls to allocation functions: 1743 (2880/s)", "peak heap memory consumption: 1.13M"
+    auto after = [&](const std::string& label) -> std::string {
+        std::size_t at = out.find(label);
+        if (at == std::string::npos) return "";
+        at += label.size();
+        std::size_t end = out.find_first_of(" \n", at);
+        return out.substr(at, end - at);
+    };
+    std::string calls = after("calls to allocation functions: ");
+    if (!calls.empty()) h.calls = std::stod(calls);
+    std::string peak = after("peak heap memory consumption: ");
+    if (!peak.empty()) {
+        char unit = peak.back();
+        double scale = unit == 'K' ? 1e3 : unit == 'M' ? 1e6 : unit == 'G' ? 1e9 : 1;
+        std::string digits =
+            scale == 1 ? peak.substr(0, peak.find('B')) : peak.substr(0, peak.size() - 1);
+        h.peak = std::stod(digits) * scale;
         // heaptrack prints 3 significant digits: half a unit of the last one is rounding.
-        std::string digits = m[1];
         std::size_t dot = digits.find('.');
         int decimals = dot == std::string::npos ? 0 : static_cast<int>(digits.size() - dot - 1);
         h.peak_unit = scale * std::pow(10.0, -decimals);

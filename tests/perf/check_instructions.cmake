@@ -1,0 +1,50 @@
+# cmake -P: run DRIVER's CASE under callgrind collecting only inside each of FUNCTIONS (one run
+# each, summed), subtract the harness's own per-call cost (an empty out-of-line function: its
+# entry and return) per function, and fail when instructions per operation exceed BOUND.
+if(NOT VALGRIND OR NOT EXISTS "${VALGRIND}")
+  message("SKIPPED: valgrind not found")
+  return()
+endif()
+
+# instructions collected inside `function` while the driver runs `case` CALLS times
+function(collect case function result)
+  set(out "${WORK_DIR}/callgrind.${case}.${function}.out")
+  file(REMOVE "${out}")
+  execute_process(
+    COMMAND "${VALGRIND}" --tool=callgrind --toggle-collect=${function}
+            --callgrind-out-file=${out} "${DRIVER}" ${case} ${CALLS}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+  if(NOT rc EQUAL 0 OR NOT EXISTS "${out}")
+    message(FATAL_ERROR "callgrind run of '${case}' failed (${rc}):\n${stdout}\n${stderr}")
+  endif()
+  file(STRINGS "${out}" totals REGEX "^(summary|totals):")
+  list(GET totals 0 line)
+  string(REGEX MATCH "[0-9]+" n "${line}")
+  if(NOT n OR n EQUAL 0)
+    message(FATAL_ERROR "no instructions collected in ${function}: inlined or missing?")
+  endif()
+  set(${result} ${n} PARENT_SCOPE)
+endfunction()
+
+collect(baseline rtmem_perf_baseline base)
+set(total 0)
+set(net 0)
+foreach(function IN LISTS FUNCTIONS)
+  collect(${CASE} ${function} n)
+  math(EXPR total "${total} + ${n}")
+  math(EXPR net "${net} + ${n} - ${base}")
+endforeach()
+string(REPLACE ";" " + " FUNCTION "${FUNCTIONS}")
+math(EXPR per_op_x100 "${net} * 100 / ${CALLS}")
+math(EXPR whole "${per_op_x100} / 100")
+math(EXPR frac "${per_op_x100} % 100")
+if(frac LESS 10)
+  set(frac "0${frac}")
+endif()
+math(EXPR base_per_call "${base} / ${CALLS}")
+message("${FUNCTION}: ${whole}.${frac} instructions per operation (${total} collected over "
+        "${CALLS} calls, minus ${base_per_call} per call of harness entry/return); bound ${BOUND}")
+if(per_op_x100 GREATER "${BOUND}00")
+  message(FATAL_ERROR "${FUNCTION} exceeds its budget: ${whole}.${frac} > ${BOUND} "
+                      "instructions per operation")
+endif()
