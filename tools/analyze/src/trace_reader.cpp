@@ -58,6 +58,14 @@ struct trace_reader::impl {
     ZSTD_DCtx* dctx = nullptr;
     std::vector<char> scratch;
 
+    impl() = default;
+    impl(const impl&) = delete;
+    impl& operator=(const impl&) = delete;
+    ~impl() {  // here, not in ~trace_reader: also runs when the constructor throws
+        if (dctx != nullptr) ZSTD_freeDCtx(dctx);
+        if (fd >= 0) ::close(fd);
+    }
+
     [[noreturn]] void fail(std::uint64_t offset, const std::string& what) const {
         throw trace_error(path, offset, what);
     }
@@ -389,10 +397,7 @@ trace_reader::trace_reader(const std::string& path) : impl_(std::make_unique<imp
     impl_->restart();
 }
 
-trace_reader::~trace_reader() {
-    if (impl_->dctx != nullptr) ZSTD_freeDCtx(impl_->dctx);
-    if (impl_->fd >= 0) ::close(impl_->fd);
-}
+trace_reader::~trace_reader() = default;
 
 bool trace_reader::next(event& e) {
     return impl_->next(e);
