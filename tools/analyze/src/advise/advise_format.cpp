@@ -53,7 +53,8 @@ std::string summary_line(const advice& a) {
 
 std::string json_escape(const std::string& s) {
     std::string out;
-    for (unsigned char c : s) {
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
         switch (c) {
             case '"':
                 out += "\\\"";
@@ -171,6 +172,10 @@ std::string format_json(const advice& a, const site_namer& name) {
     out += "  \"thresholds\": {\"min_allocations\": " + std::to_string(t.min_allocations) +
            ", \"stack_min_lifo\": " + num(t.stack_min_lifo * 100) +
            "e-2, \"bulk_min_run\": " + std::to_string(t.bulk_min_run) +
+           ", \"bulk_min_density\": " + num(t.bulk_min_density * 1000) + "e-3" +
+           ", \"pool_headroom\": " + num(t.pool_headroom * 100) + "e-2" +
+           ", \"frame_min_frames\": " + std::to_string(t.frame_min_frames) +
+           ", \"long_lived_min_lifetime\": " + num(t.long_lived_min_lifetime * 100) + "e-2" +
            ", \"bulk_min_fraction\": " + num(t.bulk_min_fraction * 100) +
            "e-2, \"linear_min_efficiency\": " + num(t.linear_min_efficiency * 100) +
            "e-2, \"pool_max_spread\": " + num(t.pool_max_spread * 100) +

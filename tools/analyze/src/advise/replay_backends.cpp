@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "rtmem/analyze/replay_backend.hpp"
 
@@ -285,11 +286,25 @@ class tcmalloc_backend final : public replay_backend {
     const tcmalloc_api& api_ = tcmalloc_api::get();
 };
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool sanitized = true;  // a second malloc beside the sanitizer's is not measured
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool sanitized = true;
+#else
+constexpr bool sanitized = false;
+#endif
+#else
+constexpr bool sanitized = false;
+#endif
+
 template <class Backend, class Api>
 backend_factory make_factory(const char* name, const char* missing) {
     backend_factory f;
     f.name = name;
-    if (Api::get().ok()) {
+    if (sanitized && std::string_view(name) != "glibc") {
+        f.note = "not loaded in a sanitizer build";
+    } else if (Api::get().ok()) {
         f.make = [] { return std::unique_ptr<replay_backend>(new Backend()); };
     } else {
         f.note = missing;

@@ -63,9 +63,12 @@ std::string format_replay_text(const replay_report& r, const site_namer& name, s
                (b.failures ? "  (" + with_commas(b.failures) + " failed allocations)" : "") + "\n";
         if (!b.note.empty()) out += "    note: " + b.note + "\n";
     }
-    const backend_result* mixed = nullptr;
+    const backend_result *mixed = nullptr, *layer = nullptr;
     for (const auto& b : r.results) {
-        if (b.name.rfind("mixed", 0) == 0 && b.available) mixed = &b;
+        if (b.name.rfind("mixed, no advice", 0) == 0 && b.available)
+            layer = &b;
+        else if (b.name.rfind("mixed", 0) == 0 && b.available)
+            mixed = &b;
     }
     if (mixed == nullptr || base == nullptr) return out;
     out += "\nAdvised sites, measured (baseline " + base->name + " -> advised allocator):\n";
@@ -95,12 +98,45 @@ std::string format_replay_text(const replay_report& r, const site_namer& name, s
                pad(advice_ns(mixed->site_ns[rec->site]), 12) + pad(advice_ns(saved(rec)), 12) +
                pad(with_commas(v), 12) + name(rec->site) + "\n";
     }
+    double other_base = 0, other_mixed = 0;  // the sites left on the baseline
+    {
+        std::vector<bool> advised(base->site_ns.size(), false);
+        for (const auto* rec : recs) {
+            if (rec->site < advised.size()) advised[rec->site] = true;
+        }
+        for (std::size_t s = 0; s < advised.size() && s < mixed->site_ns.size(); ++s) {
+            if (advised[s]) continue;
+            other_base += base->site_ns[s];
+            other_mixed += mixed->site_ns[s];
+        }
+    }
+    out += "Other sites (left on " + base->name + "): " + advice_ns(other_base) + " -> " +
+           advice_ns(other_mixed) + " in the mixed replay\n";
     out += "Total measured saving on advised sites: " + advice_ns(total_saved) + " of " +
            advice_ns(base->total_ns) + " (" +
-           num(base->total_ns > 0 ? 100 * total_saved / base->total_ns : 0) + "%); whole program " +
-           advice_ns(base->total_ns) + " -> " + advice_ns(mixed->total_ns) + "\n";
+           num(base->total_ns > 0 ? 100 * total_saved / base->total_ns : 0) +
+           "%, per-call timing)\n";
+    if (layer != nullptr) {
+        const double whole_saved = layer->total_ns - mixed->total_ns;
+        out += "Whole program: " + advice_ns(layer->total_ns) +
+               " with the mixed dispatch and no advice -> " + advice_ns(mixed->total_ns) +
+               " with the advice: " + advice_ns(whole_saved) + " saved (" +
+               num(layer->total_ns > 0 ? 100 * whole_saved / layer->total_ns : 0) + "%)\n";
+    }
+    std::vector<const site_violations*> broken;
     for (const auto& sv : mixed->violations) {
-        if (sv.total() == 0 && sv.fallbacks == 0) continue;
+        if (sv.total() != 0 || sv.fallbacks != 0) broken.push_back(&sv);
+    }
+    std::stable_sort(broken.begin(), broken.end(), [](auto* x, auto* y) {
+        return x->total() + x->fallbacks > y->total() + y->fallbacks;
+    });
+    if (!broken.empty()) {
+        out += "Advice broken during the replay (" + std::to_string(broken.size()) +
+               " sites; each block concerned fell back or was kept, none was lost):\n";
+    }
+    if (top != 0 && broken.size() > top) broken.resize(top);
+    for (const auto* p : broken) {
+        const site_violations& sv = *p;
         out += "  site " + name(sv.site) + ": " + with_commas(sv.non_lifo) + " non-LIFO frees, " +
                with_commas(sv.overflow) + " overflows, " + with_commas(sv.wrong_size) +
                " wrong sizes, " + with_commas(sv.expired) +

@@ -184,6 +184,16 @@ replay_report replay(const replay_program& program, const advice* a, const repla
         for (const auto& [site, thread] : site_threads) sites[site]->prepare(thread);
         return std::make_unique<mixed_backend>(base->make(), std::move(sites), &last_violations);
     };
+    // The same layering with no site advised: what the mixed replay's own dispatch costs, so the
+    // saving is measured against it and not against the bare baseline.
+    backend_factory layer;
+    layer.name = "mixed, no advice (" + o.baseline + ")";
+    layer.make = [&]() -> std::unique_ptr<replay_backend> {
+        return std::make_unique<mixed_backend>(
+            base->make(), std::vector<std::unique_ptr<detail::site_allocator>>(program.sites),
+            nullptr);
+    };
+    r.results.push_back(replay_through(program, layer, r.repetitions, o.sample_every));
     mixed = replay_through(program, f, r.repetitions, o.sample_every);
     mixed.note = notes;
     mixed.violations = last_violations;

@@ -18,9 +18,6 @@ namespace {
 class tlsf_backend final : public replay_backend {
   public:
     tlsf_backend() { grow(0); }
-    ~tlsf_backend() override {
-        for (void* p : pools_) std::free(p);
-    }
     tlsf_backend(const tlsf_backend&) = delete;
     tlsf_backend& operator=(const tlsf_backend&) = delete;
 
@@ -51,13 +48,22 @@ class tlsf_backend final : public replay_backend {
         while (bytes < need * 2) bytes *= 2;
         void* mem = std::malloc(bytes);
         if (mem == nullptr) return false;
-        pools_.push_back(mem);
+        pools_.blocks.push_back(mem);
         tlsf_.add_pool(std::span<std::byte>(static_cast<std::byte*>(mem), bytes));
         pooled_ += bytes;
         return true;
     }
+    /// Declared before the allocator so the pools outlive it (its destructor reads them).
+    struct pools {
+        std::vector<void*> blocks;
+        pools() = default;
+        pools(const pools&) = delete;
+        pools& operator=(const pools&) = delete;
+        ~pools() {
+            for (void* p : blocks) std::free(p);
+        }
+    } pools_;
     rtmem::tlsf_allocator tlsf_;
-    std::vector<void*> pools_;
     std::size_t pooled_ = 0;
 };
 

@@ -1,6 +1,7 @@
 // The advised rtmem allocators as mixed-replay adapters. Each is compiled when its header is
 // in the build, so the replay works with whatever allocators exist. One instance per thread
 // (the advice says thread_local); misuse is detected here before the allocator sees it.
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -190,7 +191,7 @@ class pool_site final : public site_allocator {
         : block_(block), align_(align), capacity_(capacity) {}
     void* allocate(std::uint32_t thread, std::size_t size, std::size_t align, std::uint32_t& tag,
                    site_violations& v) noexcept override {
-        if (size > block_ || align > align_) {
+        if (size > block_ || align > std::max<std::size_t>(align_, 16)) {  // 16: malloc's own
             ++v.wrong_size;
             return nullptr;
         }
