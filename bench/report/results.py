@@ -14,6 +14,17 @@ def clean_name(name):
     return _SUFFIX.sub("", name)
 
 
+def _salvage(text):
+    """The benchmarks a crashed program finished: cut after the last complete entry."""
+    cut = text.rfind("\n    },")
+    if cut < 0:
+        return None
+    try:
+        return json.loads(text[: cut + 6] + "\n  ]\n}")
+    except ValueError:
+        return None
+
+
 class Run:
     """One benchmark: per-repetition times (ns per iteration) and counters."""
 
@@ -41,13 +52,20 @@ class Results:
         self.programs = {}
         self.context = {}
         self.contexts = {}  # per program: the JSON context (process_malloc among others)
+        self.partial = []  # files cut short by a crash; their finished benchmarks still count
         self.used = set()  # (program, name) pairs a section reported; the rest go to the appendix
         for path in sorted(glob.glob(os.path.join(directory, "*.json"))):
             try:
                 with open(path) as f:
-                    data = json.load(f)
-            except (OSError, ValueError):
+                    text = f.read()
+                data = json.loads(text)
+            except OSError:
                 continue
+            except ValueError:
+                data = _salvage(text)  # a program that crashed mid-run left a partial file
+                if data is None:
+                    continue
+                self.partial.append(os.path.basename(path))
             if "benchmarks" not in data:
                 continue
             program = os.path.basename(path)[: -len(".json")].replace("rtmem_bench_", "")
