@@ -1,6 +1,17 @@
 # Peer allocators from Debian packages, through their prefixed APIs so they never replace the
 # process's malloc. Each found peer adds RTMEM_HAVE_<NAME>=1 to rtmem_bench_peers.
 add_library(rtmem_bench_peers INTERFACE)
+# Debian's libmimalloc, libjemalloc and libtcmalloc export malloc themselves: whichever is
+# linked first would become the process malloc and every "glibc" figure would measure it.
+# Putting libc first among the needed libraries keeps malloc glibc's.
+if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
+  find_file(RTMEM_LIBC_SO libc.so.6
+    PATHS /lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu /lib64 /lib/aarch64-linux-gnu NO_DEFAULT_PATH)
+  if(RTMEM_LIBC_SO)
+    target_link_options(rtmem_bench_peers INTERFACE
+      "LINKER:--push-state,--no-as-needed" ${RTMEM_LIBC_SO} "LINKER:--pop-state")
+  endif()
+endif()
 find_package(PkgConfig QUIET)
 
 find_package(mimalloc CONFIG QUIET)
