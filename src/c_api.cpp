@@ -118,10 +118,14 @@ void* rtmem_arena_alloc(rtmem_arena* arena, size_t alignment, int side, size_t s
     {
         std::lock_guard lock(arena->mutex);
         p = arena->carve(side, size, alignment);
-        if (p != nullptr) arena->note_peak();
+        if (p != nullptr) {
+            arena->note_peak();
+            // Under the lock: neighbouring blocks of other threads can share an ASan granule,
+            // and an unpoison racing with theirs would cut their block short.
+            rtmem::detail::unpoison(p, size);
+        }
     }
     if (p == nullptr) return fail(RTMEM_ERROR_OUT_OF_MEMORY, static_cast<void*>(nullptr));
-    rtmem::detail::unpoison(p, size);
     last_error = RTMEM_OK;
     return p;
 }
