@@ -11,28 +11,6 @@ namespace rtmem::analyze {
 
 namespace {
 
-std::string escape_html(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '&':
-                out += "&amp;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            default:
-                out += c;
-        }
-    }
-    return out;
-}
 
 // JSON safe inside <script>: no "</" can close the element.
 std::string script_json(const nlohmann::json& j) {
@@ -186,6 +164,29 @@ std::string to_html(const trace_info& info, const report_data& r, site_names& na
     o << "<script>const DATA=" << script_json(data) << ";\n" << page_script << "</script>\n";
     o << "</body></html>\n";
     return o.str();
+}
+
+std::string escape_html(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        switch (c) {
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '&':
+                out += "&amp;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            default:
+                out += c;
+        }
+    }
+    return out;
 }
 
 }  // namespace rtmem::analyze

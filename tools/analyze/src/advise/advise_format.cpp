@@ -4,6 +4,7 @@
 #include <map>
 
 #include "rtmem/analyze/advise.hpp"
+#include "rtmem/analyze/html_sections.hpp"
 
 namespace rtmem::analyze {
 
@@ -81,28 +82,6 @@ std::string json_escape(const std::string& s) {
     return out;
 }
 
-std::string html_escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '&':
-                out += "&amp;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            default:
-                out += c;
-        }
-    }
-    return out;
-}
 
 std::string num(double v) {
     char buf[32];
@@ -240,7 +219,7 @@ std::string format_html(const advice& a, const site_namer& name, const format_op
     std::string out =
         std::string(o.wrap ? "<section id=\"advice\"><h2>Allocation advice</h2>\n" : "") + "<p>" +
         with_commas(a.result.allocations) + " allocations in " +
-        std::to_string(a.result.sites.size()) + " sites (" + html_escape(summary_line(a)) +
+        std::to_string(a.result.sites.size()) + " sites (" + escape_html(summary_line(a)) +
         "). Estimated allocator time " + advice_ns(a.baseline_ns) +
         "; the advised sites would save " + advice_ns(a.saved_ns) +
         " (cost model; <code>rtmem replay</code> measures it).</p>\n"
@@ -254,10 +233,10 @@ std::string format_html(const advice& a, const site_namer& name, const format_op
         if (o.top != 0 && n == o.top) break;
         ++n;
         out += "<tr><td>" + std::to_string(n) + "</td><td>" + std::string(to_string(r.cls)) +
-               "</td><td><code>" + html_escape(r.allocator) + "</code></td><td>" +
-               html_escape(r.config) + "</td><td>" + with_commas(r.calls) + "</td><td data-ns=\"" +
+               "</td><td><code>" + escape_html(r.allocator) + "</code></td><td>" +
+               escape_html(r.config) + "</td><td>" + with_commas(r.calls) + "</td><td data-ns=\"" +
                num(r.saved_ns()) + "\">" + advice_ns(r.saved_ns()) + "</td><td>" +
-               html_escape(name(r.site)) + "</td></tr>\n";
+               escape_html(name(r.site)) + "</td></tr>\n";
     }
     out += "</tbody></table>\n";
     n = 0;
@@ -266,8 +245,8 @@ std::string format_html(const advice& a, const site_namer& name, const format_op
         if (o.top != 0 && n == o.top) break;
         ++n;
         out += "<details><summary>#" + std::to_string(n) + " " +
-               html_escape(r.allocator + " " + r.config) + "</summary><p>" +
-               html_escape(r.evidence) + "</p><pre>" + html_escape(r.sketch) + "</pre></details>\n";
+               escape_html(r.allocator + " " + r.config) + "</summary><p>" +
+               escape_html(r.evidence) + "</p><pre>" + escape_html(r.sketch) + "</pre></details>\n";
     }
     if (o.wrap) out += "</section>\n";
     return out;

@@ -21,4 +21,7 @@ struct html_section {
 bool register_html_section(std::string name, html_section_fn render);
 [[nodiscard]] const std::vector<html_section>& html_sections();
 
+/// Escapes <, >, & and " so text (program names, symbols) can be put into a section's HTML.
+[[nodiscard]] std::string escape_html(const std::string& s);
+
 }  // namespace rtmem::analyze
