@@ -112,10 +112,13 @@ struct trace_reader::impl {
         if (std::memcmp(header.magic, fmt::magic, sizeof header.magic) != 0) {
             fail(0, "not an rtmem trace (bad magic)");
         }
-        if (header.version != fmt::trace_version) {
+        if (header.version < fmt::oldest_trace_version || header.version > fmt::trace_version) {
             fail(8, "unsupported trace version " + std::to_string(header.version) +
-                        " (this rtmem reads version " + std::to_string(fmt::trace_version) + ")");
+                        " (this rtmem reads versions " + std::to_string(fmt::oldest_trace_version) +
+                        " to " + std::to_string(fmt::trace_version) + ")");
         }
+        // Version 1 timed every call; later versions say how many calls one timed call stands for.
+        timing_period = header.version == 1 || header.timing_period == 0 ? 1 : header.timing_period;
         if (header.header_size != sizeof header) fail(12, "bad header size");
     }
 
@@ -321,10 +324,12 @@ struct trace_reader::impl {
             e.ptr = ptr;
             if ((head & 0x20) != 0) e.old_ptr = ptr + fmt::packed::unzigzag(varint());
             e.size = varint();
-            std::uint64_t stack = varint(), duration = varint();
+            bool timed = header.version == 1 || (head & 0x80) != 0;
+            std::uint64_t stack = varint(), duration = timed ? varint() : 0;
             if (stack > 0xffffffffu || duration > 0xffffffffu) fail(c.offset, "bad packed event");
             e.stack = static_cast<std::uint32_t>(stack);
             e.duration = static_cast<std::uint32_t>(duration);
+            if (timed) e.flags |= fmt::event_flag::timed;
             if ((head & 0x40) != 0) {
                 if (p == stop) fail(c.offset, "packed events end early");
                 e.align_log2 = *p++;
@@ -379,7 +384,8 @@ struct trace_reader::impl {
             e.ptr = 0;
             e.old_ptr = 0;  // a failed realloc frees nothing
         }
-        last_duration = r.duration;
+        bool timed = header.version == 1 || (r.flags & fmt::event_flag::timed) != 0;
+        last_duration = timed ? std::uint64_t{r.duration} * timing_period : 0;
         if (++s.pos == s.events.size() && !advance_chunk(s)) {
             heap[0] = heap.back();
             heap.pop_back();
@@ -387,7 +393,8 @@ struct trace_reader::impl {
         if (!heap.empty()) sift_down(0);
         return true;
     }
-    std::uint32_t last_duration = 0;
+    std::uint64_t last_duration = 0;
+    std::uint32_t timing_period = 1;
 };
 
 trace_reader::trace_reader(const std::string& path) : impl_(std::make_unique<impl>()) {
@@ -452,7 +459,10 @@ trace_end trace_reader::end() const noexcept {
 int trace_reader::end_signal() const noexcept {
     return impl_->end_signal;
 }
-std::uint32_t trace_reader::last_duration_ns() const noexcept {
+std::uint32_t trace_reader::timing_period() const noexcept {
+    return impl_->timing_period;
+}
+std::uint64_t trace_reader::last_duration_ns() const noexcept {
     return impl_->last_duration;
 }
 

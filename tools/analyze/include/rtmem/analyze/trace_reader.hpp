@@ -63,8 +63,13 @@ class trace_reader final : public event_source {
     [[nodiscard]] bool complete() const noexcept;
     [[nodiscard]] trace_end end() const noexcept;
     [[nodiscard]] int end_signal() const noexcept;
-    /// ns the allocator spent in the call last returned by next() (measured by the tracer).
-    [[nodiscard]] std::uint32_t last_duration_ns() const noexcept;
+    /// The allocator time the call last returned by next() stands for: the tracer times a
+    /// random sample of calls (one in timing_period()), so this is the measured ns ×
+    /// timing_period() for a timed call and 0 for the others. Sums over many calls estimate
+    /// the total time; a single value does not describe its own call.
+    [[nodiscard]] std::uint64_t last_duration_ns() const noexcept;
+    /// One call in this many was timed (1: every call, as in version 1 traces).
+    [[nodiscard]] std::uint32_t timing_period() const noexcept;
 
   private:
     struct impl;
