@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -239,6 +241,60 @@ TEST_F(record_test, dlopened_code_is_recorded_and_symbolised_after_dlclose) {
     std::string all;
     for (auto ip : r.stack(it->stack)) all += sym.symbolize(ip) + "\n";
     EXPECT_NE(all.find("trace_plugin_work"), std::string::npos) << all;
+}
+
+// The stack cache recognises a stack by re-reading return-address slots instead of
+// unwinding; one call site reached through different chains must still get one stack each.
+TEST_F(record_test, every_call_chain_to_one_site_gets_its_own_stack) {
+    record({"chains"});
+    trace_reader r(trace_path().string());
+    rtmem::analyze::symbolizer sym(r);
+    std::map<std::uint32_t, std::size_t> by_stack_4343, by_stack_4545, by_stack_4747;
+    for (const auto& e : events_of(r)) {
+        if (e.kind != op::malloc) continue;
+        if (e.size == 4343) ++by_stack_4343[e.stack];
+        if (e.size == 4545) ++by_stack_4545[e.stack];
+        if (e.size == 4747) ++by_stack_4747[e.stack];
+    }
+    auto frames = [&](std::uint32_t stack) {
+        std::string all;
+        for (auto ip : r.stack(stack)) all += sym.symbolize(ip) + "\n";
+        return all;
+    };
+    auto occurrences = [](const std::string& text, const std::string& word) {
+        std::size_t n = 0;
+        for (auto pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1))
+            ++n;
+        return n;
+    };
+    auto dump = [&](const std::map<std::uint32_t, std::size_t>& m) {
+        std::string out;
+        for (const auto& [stack, calls] : m) {
+            out += std::to_string(calls) + " calls:\n" + frames(stack);
+        }
+        return out;
+    };
+    // chain_from_first is called from two lines of run_chains: two stacks; chain_from_second one.
+    ASSERT_EQ(by_stack_4343.size(), 3u) << dump(by_stack_4343);
+    std::size_t first_calls = 0, second_calls = 0;
+    for (const auto& [stack, calls] : by_stack_4343) {
+        std::string f = frames(stack);
+        bool first = f.find("chain_from_first") != std::string::npos;
+        bool second = f.find("chain_from_second") != std::string::npos;
+        EXPECT_NE(first, second) << f;
+        (first ? first_calls : second_calls) += calls;
+    }
+    EXPECT_EQ(first_calls, 4000u);
+    EXPECT_EQ(second_calls, 3000u);
+    ASSERT_EQ(by_stack_4545.size(), 4u) << "recursion depths 0..3\n" << dump(by_stack_4545);
+    std::set<std::size_t> depths;
+    for (const auto& [stack, calls] : by_stack_4545) {
+        EXPECT_EQ(calls, 750u);
+        depths.insert(occurrences(frames(stack), "chain_recurse"));
+    }
+    EXPECT_EQ(depths, (std::set<std::size_t>{1, 2, 3, 4}));
+    ASSERT_EQ(by_stack_4747.size(), 2u) << dump(by_stack_4747);
+    for (const auto& [stack, calls] : by_stack_4747) EXPECT_EQ(calls, 4000u) << frames(stack);
 }
 
 TEST_F(record_test, exceptions_and_failed_new_are_recorded) {

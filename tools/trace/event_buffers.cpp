@@ -32,7 +32,7 @@ namespace rtmem::trace::internal {
 
 namespace {
 
-constexpr std::uint32_t blocks_per_thread = 4;
+constexpr std::uint32_t blocks_per_thread = 16;  // ~1.5 MiB virtual, touched as filled
 constexpr long writer_idle_ms = 100;  // also how stale a partial block may get (SIGKILL loses it)
 
 struct event_block {
@@ -53,7 +53,7 @@ struct thread_buffer {
     std::uint32_t cur;                      // block being filled (owner)
     std::atomic<std::uint32_t> next_write;  // oldest block not known free (claim holder)
     std::atomic<std::uint64_t> recorded;    // events stored (owner), for the end record
-    cache_slot cache[stack_cache_size];
+    stack_cache stacks;
     event_block blocks[blocks_per_thread];
 };
 
@@ -123,6 +123,7 @@ bool write_blocks(thread_buffer* b, flush_context& c, bool compress, bool partia
 
 bool has_sealed_work() noexcept {
     for (thread_buffer* b = g_buffers.load(std::memory_order_acquire); b != nullptr; b = b->next) {
+        if (b->claim.load(std::memory_order_relaxed)) continue;  // its owner is writing it
         const event_block& blk = b->blocks[b->next_write.load(std::memory_order_relaxed)];
         if (!blk.free.load(std::memory_order_acquire) &&
             blk.sealed.load(std::memory_order_acquire)) {
@@ -255,9 +256,8 @@ thread_buffer* acquire_buffer() noexcept {
         if (b == nullptr) return nullptr;
         for (auto& blk : b->blocks) blk.free.store(true, std::memory_order_relaxed);
         b->in_use.store(true, std::memory_order_relaxed);
-    } else {
-        std::memset(b->cache, 0, sizeof b->cache);  // stack ids are global, but keep it simple
     }
+    reset_stack_cache(b->stacks);  // a reused buffer serves a thread with another stack
     b->thread = current_thread_number();
     take_block(b, b->next_write.load(std::memory_order_relaxed));  // all blocks are free
     if (fresh) {
@@ -380,7 +380,7 @@ void record(op kind, std::uint64_t size, std::size_t align, const void* ptr, con
     // Deallocations carry no stack: the report charges them to the allocating site, and
     // skipping the unwind halves the cost of a malloc/free pair.
     bool with_stack = analyze::is_allocation(kind) || kind == op::realloc;
-    std::uint32_t stack = with_stack ? capture_stack(b->cache) : 0;
+    std::uint32_t stack = with_stack ? capture_stack(b->stacks) : 0;
     b->busy.store(1, std::memory_order_relaxed);
     if (g_asymmetric) {
         std::atomic_signal_fence(std::memory_order_seq_cst);
