@@ -23,8 +23,10 @@
 
 namespace rtmem::trace {
 
-thread_local std::uint32_t tl_timing_countdown __attribute__((tls_model("initial-exec"))) = 1;
-thread_local std::uint32_t tl_timing_random __attribute__((tls_model("initial-exec"))) = 0;
+constinit thread_local std::uint32_t tl_timing_countdown
+    __attribute__((tls_model("initial-exec"))) = 1;
+constinit thread_local std::uint32_t tl_timing_random __attribute__((tls_model("initial-exec"))) =
+    0;
 
 }  // namespace rtmem::trace
 
@@ -65,8 +67,14 @@ std::atomic<std::uint32_t> g_next_thread{1};
 pthread_key_t g_thread_key;
 
 bool g_asymmetric = false;  // membarrier registered: the hot path needs no hardware fence
-spin_lock g_fallback_lock;  // guards g_fallback (owners and the finisher writing themselves)
-flush_context g_fallback;
+// Contexts for owners (and the finisher) writing their own blocks: a few, so two threads
+// falling back at once do not queue behind each other's compression.
+constexpr std::size_t fallback_contexts = 4;
+struct fallback_context {
+    spin_lock lock;
+    flush_context context;
+};
+fallback_context g_fallback[fallback_contexts];
 flush_context g_signal_context;  // the one finisher in a signal handler: raw chunks
 
 std::atomic<pid_t> g_writer_pid{0};  // process the writer thread runs in (0: none)
@@ -99,9 +107,10 @@ void release_claim(thread_buffer* b) noexcept {
 // Writes b's sealed blocks in fill order (so a thread's chunks stay in time order in the file)
 // and, with `partial`, what the current block holds so far. Caller holds b->claim. True when
 // something was written.
-bool write_blocks(thread_buffer* b, flush_context& c, bool compress, bool partial) noexcept {
+bool write_blocks(thread_buffer* b, flush_context& c, bool compress, bool partial,
+                  std::uint32_t max_blocks = blocks_per_thread) noexcept {
     bool wrote = false;
-    for (std::uint32_t k = 0; k < blocks_per_thread; ++k) {
+    for (std::uint32_t k = 0; k < max_blocks; ++k) {
         std::uint32_t i = b->next_write.load(std::memory_order_relaxed);
         event_block& blk = b->blocks[i];
         if (blk.free.load(std::memory_order_acquire)) break;
@@ -194,11 +203,23 @@ void wake_writer() noexcept {
     }
 }
 
-// The owner writes its own sealed blocks (writer behind, absent or stopping). Caller: owner.
-void write_own_blocks(thread_buffer* b, bool partial) noexcept {
-    g_fallback_lock.lock();
-    write_blocks(b, g_fallback, true, partial);
-    g_fallback_lock.unlock();
+// The owner writes its own sealed blocks (writer behind, absent or stopping): only the oldest
+// when it just needs room, so a lagging writer costs the program one block's worth of
+// compression (~50 us) at a time, not a backlog.
+void write_own_blocks(thread_buffer* b, bool all) noexcept {
+    fallback_context* f = nullptr;
+    for (auto& candidate : g_fallback) {
+        if (candidate.lock.try_lock()) {
+            f = &candidate;
+            break;
+        }
+    }
+    if (f == nullptr) {  // all busy: queue on this thread's own
+        f = &g_fallback[b->thread % fallback_contexts];
+        f->lock.lock();
+    }
+    write_blocks(b, f->context, true, all, all ? blocks_per_thread : 1);
+    f->lock.unlock();
 }
 
 void take_block(thread_buffer* b, std::uint32_t i) noexcept {
@@ -339,8 +360,10 @@ void buffers_after_fork_child(bool tracing) noexcept {
     g_writer_pid.store(0);
     g_writer_stop.store(!tracing);
     g_writer_sleeping.store(false);
-    g_fallback_lock.reset();
-    g_fallback = {};  // another thread may have been inside it; leak rather than reuse
+    for (auto& f : g_fallback) {  // another thread may have been inside one: leak, not reuse
+        f.lock.reset();
+        f.context = {};
+    }
     tl_has_thread = false;
     g_next_thread.store(1);
     for (thread_buffer* b = g_buffers.load(); b != nullptr; b = b->next) {

@@ -21,7 +21,7 @@ namespace rtmem::trace {
 real_functions real{};
 bool g_use_tsc = false;
 std::uint32_t g_timing_period = 16;
-thread_local int tl_guard __attribute__((tls_model("initial-exec"))) = 0;
+constinit thread_local int tl_guard __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace internal {
 
@@ -431,15 +431,7 @@ std::uint64_t now_ns() noexcept {
            static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-bool recording() noexcept {
-    return g_state.load(std::memory_order_acquire) == ready &&
-           !g_stopped.load(std::memory_order_relaxed);
-}
-bool real_resolved() noexcept {
-    return real.free != nullptr && real.malloc != nullptr;
-}
-
-bool ensure_ready() noexcept {
+bool internal::ensure_ready_slow() noexcept {
     int s = g_state.load(std::memory_order_acquire);
     if (s == ready || s == disabled) return true;
     if (tl_guard > 0) return real_resolved();  // re-entered from dlsym during initialize()

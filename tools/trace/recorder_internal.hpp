@@ -48,9 +48,6 @@ class spin_lock {
 // ---- settings and process-wide state (recorder.cpp)
 // ----------------------------------------------
 
-enum state_value : int { uninit, initializing, ready, disabled };
-extern std::atomic<int> g_state;
-extern std::atomic<bool> g_stopped;  ///< end written or being written: later events are dropped
 extern int g_fd;
 extern std::atomic<std::uint64_t> g_file_offset;
 extern std::uint64_t g_start_mono;
