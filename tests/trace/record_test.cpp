@@ -372,6 +372,41 @@ INSTANTIATE_TEST_SUITE_P(endings, record_end_test,
                              return n;
                          });
 
+// SIGKILL cannot be caught: what reaches the file is what the writer thread flushed, which
+// it does at least every 0.1 s even for a thread that records little.
+TEST_F(record_test, sigkill_keeps_what_was_recorded_until_shortly_before) {
+    fs::path out = dir_ / "stdout.txt";
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    std::vector<std::string> args{RTMEM_CLI,           "record", "-o", trace_path().string(), "--",
+                                  RTMEM_TRACE_SUBJECT, "kill-me"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t cli = 0;
+    ASSERT_EQ(posix_spawn(&cli, argv[0], &actions, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&actions);
+    int subject = 0;
+    for (int i = 0; i < 1000 && subject == 0; ++i) {
+        usleep(10000);
+        std::ifstream in(out);
+        std::string word;
+        if (in >> word >> subject && word != "ready") subject = 0;
+    }
+    ASSERT_GT(subject, 0) << "the subject never said it was ready";
+    usleep(400000);  // a few writer flush periods
+    ASSERT_EQ(kill(subject, SIGKILL), 0);
+    int status = 0;
+    waitpid(cli, &status, 0);
+    trace_reader r(trace_path().string());
+    EXPECT_FALSE(r.complete());
+    std::size_t n = 0;
+    event e;
+    while (r.next(e)) n += e.kind == op::malloc && e.size == 6161;
+    EXPECT_EQ(n, 100u);
+}
+
 TEST_F(record_test, bad_command_line_exits_2_with_a_message) {
     auto r = run({RTMEM_CLI, "record", "--depth", "999", "--", "true"}, dir_);
     EXPECT_TRUE(WIFEXITED(r.status));

@@ -172,9 +172,10 @@ void* writer_main(void*) {
     return nullptr;
 }
 
-// Starts the writer in this process on the first sealed block (not at start-up: a thread
-// created from inside the first malloc of a process, before main, is asking for trouble).
-// All signals stay blocked in it, so the program's signals still reach the program's threads.
+// Starts the writer in this process: from the library's constructor (libc is initialised by
+// then; never from inside the first malloc, which may run before that), or in a followed fork
+// child on its first sealed block. All signals stay blocked in it, so the program's signals
+// still reach the program's threads.
 void ensure_writer() noexcept {
     pid_t self = getpid();
     pid_t running = g_writer_pid.load(std::memory_order_acquire);
@@ -379,6 +380,11 @@ void buffers_after_fork_child(bool tracing) noexcept {
         take_block(tl_buffer, 0);
     }
     if (tracing && g_asymmetric) g_asymmetric = register_membarrier();
+}
+
+void start_writer() noexcept {
+    guard_scope g;  // pthread_create allocates
+    ensure_writer();
 }
 
 bool buffers_init() noexcept {

@@ -414,6 +414,12 @@ void initialize() noexcept {
     g_state.store(ready, std::memory_order_release);
 }
 
+// The writer thread starts here rather than on the first full block, so that a program
+// killed with SIGKILL still leaves what it recorded up to ~0.1 s before.
+__attribute__((constructor)) void at_start() {
+    if (ensure_ready() && recording()) start_writer();
+}
+
 __attribute__((destructor)) void at_exit() {
     finish(fmt::end_reason::exit, 0, false);
 }

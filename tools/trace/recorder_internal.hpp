@@ -147,5 +147,7 @@ void drain_all_buffers(bool in_signal) noexcept;
 std::uint64_t recorded_events() noexcept;
 void buffers_after_fork_child(bool tracing) noexcept;
 bool buffers_init() noexcept;
+/// Starts the writer thread in this process if it is enabled and not running yet.
+void start_writer() noexcept;
 
 }  // namespace rtmem::trace::internal

@@ -274,6 +274,14 @@ int main(int argc, char** argv) {
     if (mode == "tls") return run_tls();
     if (mode == "frames") return run_frames();
     if (mode == "chains") return run_chains();
+    if (mode == "kill-me") {  // the test kills this process with SIGKILL once it is ready
+        static void* blocks[100];
+        for (auto& b : blocks) b = std::malloc(6161);
+        std::printf("ready %d\n", static_cast<int>(getpid()));
+        std::fflush(stdout);
+        sleep(30);
+        return 1;
+    }
     sink = std::malloc(1111);  // the ends below must still leave this in a readable trace
     std::puts("ending");
     std::fflush(stdout);
