@@ -99,7 +99,7 @@ struct cache_slot {
 };
 constexpr std::size_t stack_cache_size = 4096;  ///< per thread, direct mapped
 constexpr int fast_depth_max = 32;
-constexpr std::size_t fast_entries = 128;
+constexpr std::size_t fast_entries = 512;
 
 /// A stack seen before, recognised without unwinding: the return address into the program
 /// sits in the same stack slot (`slot[0]`) and every deeper return-address slot of the cached
