@@ -290,6 +290,11 @@ TEST_F(window_test, cli_reports_a_window_and_exits_2_on_bad_times) {
     EXPECT_NE(text.find("window 1500.0 us to the end; live when it opened: "), std::string::npos)
         << text.substr(0, 600);
     EXPECT_NE(text.find("live at window end"), std::string::npos);
+    ASSERT_EQ(run(cli + " --to 2ms --html " + path("w.html") + " 2>/dev/null"), 0);
+    std::string html = slurp(path("w.html"));
+    EXPECT_NE(html.find("<td>time window</td><td>window 0 ns to 2000.0 us; counts only blocks"),
+              std::string::npos);
+    EXPECT_NE(html.find("<td>live at window end</td>"), std::string::npos);
     struct bad_case {
         const char* args;
         const char* message;
