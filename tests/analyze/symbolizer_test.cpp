@@ -176,6 +176,17 @@ TEST(symbolizer, call_at_the_end_of_an_inlined_block_keeps_its_inline_frames) {
         << sym.symbolize(ip);
 }
 
+// An address of a known module where neither a symbol nor a line is known (a stripped
+// program, here /bin/true mapped at a made-up address, looked up inside its ELF header) is
+// named by module and offset, not "??".
+TEST(symbolizer, addresses_without_symbols_are_named_by_module_and_offset) {
+    if (access("/bin/true", R_OK) != 0) GTEST_SKIP() << "no /bin/true";
+    rtmem::analyze::symbolizer sym({{"/bin/true", 0x100000, 0x110000, 0x100000}});
+    std::uint64_t ip = 0x100011;
+    EXPECT_TRUE(sym.frames(ip).empty()) << sym.symbolize(ip);
+    EXPECT_EQ(sym.symbolize(ip), "true+0x11");
+}
+
 TEST(symbolizer, unknown_addresses_fall_back_to_hex) {
     rtmem::analyze::symbolizer sym(std::vector<rtmem::analyze::module>{});
     EXPECT_EQ(sym.symbolize(0x1234), "0x1234");

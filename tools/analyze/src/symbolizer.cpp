@@ -119,6 +119,7 @@ struct symbolizer::impl {
             std::free(parents);
         }
         if (out.empty()) {
+            if (sym == nullptr && file.empty()) return out;  // nothing known: module+offset
             frame_info f;
             f.function = sym != nullptr ? demangle(sym) : "??";
             f.file = file;
