@@ -248,6 +248,45 @@ TEST_F(analyze_test, wrong_version_names_the_version_field) {
     EXPECT_EQ(off, 8u);
 }
 
+TEST_F(analyze_test, sampled_durations_are_scaled_by_the_timing_period) {
+    // Version 2: one call in 16 timed. The timed call stands for 16 calls' worth of time, the
+    // untimed ones for none, so a site's sum estimates its total.
+    {
+        rtmem::testing::trace_writer w(path("t.rtt"), 4242, true, 16);
+        w.stack(1, {0x1000});
+        w.event(0, op::malloc, 10, 0x100, 8, 1, 0, 5);
+        w.event(0, op::malloc, 20, 0x200, 8, 1);
+        w.event(0, op::free, 30, 0x100, 0, 0, 0, 2);
+        w.finish();
+    }
+    trace_reader r(path("t.rtt"));
+    EXPECT_EQ(r.timing_period(), 16u);
+    event e;
+    std::vector<std::uint64_t> durations;
+    while (r.next(e)) durations.push_back(r.last_duration_ns());
+    EXPECT_EQ(durations, (std::vector<std::uint64_t>{80, 0, 32}));
+    r.rewind();
+    report_data d = analyze_events(r);
+    EXPECT_EQ(d.time_ns, 112u);
+}
+
+TEST_F(analyze_test, version_1_traces_timed_every_call_and_still_read) {
+    {
+        rtmem::testing::trace_writer w(path("v1.rtt"), 4242, true, 1, 1);
+        w.stack(1, {0x1000});
+        w.event(0, op::malloc, 10, 0x100, 8, 1, 0, 5);
+        w.event(0, op::malloc, 20, 0x200, 8, 1, 0, 0);  // measured as 0 ns
+        w.event(0, op::free, 30, 0x100, 0, 0, 0, 2);
+        w.finish();
+    }
+    trace_reader r(path("v1.rtt"));
+    EXPECT_EQ(r.timing_period(), 1u);
+    event e;
+    std::vector<std::uint64_t> durations;
+    while (r.next(e)) durations.push_back(r.last_duration_ns());
+    EXPECT_EQ(durations, (std::vector<std::uint64_t>{5, 0, 2}));
+}
+
 TEST_F(analyze_test, every_truncation_is_an_error_or_a_clean_prefix) {
     auto bytes = read_all(write_scenario("s.rtt"));
     for (std::size_t cut = 0; cut < bytes.size(); ++cut) {

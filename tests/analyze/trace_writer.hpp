@@ -18,13 +18,18 @@ namespace rtmem::testing {
 class trace_writer {
   public:
     /// `packed`: events chunks packed as the tracer writes them (false: raw_event arrays,
-    /// which the reader also accepts).
-    explicit trace_writer(const std::string& path, std::uint32_t pid = 4242, bool packed = true)
-        : file_(std::fopen(path.c_str(), "wb")), packed_(packed) {
+    /// which the reader also accepts). `timing_period`: one call in this many was timed (an
+    /// event with a non-zero duration is a timed one). `version` 1 writes the old format, in
+    /// which every call was timed.
+    explicit trace_writer(const std::string& path, std::uint32_t pid = 4242, bool packed = true,
+                          std::uint32_t timing_period = 1,
+                          std::uint32_t version = trace_format::trace_version)
+        : file_(std::fopen(path.c_str(), "wb")), packed_(packed), version_(version) {
         if (file_ == nullptr) throw std::runtime_error("cannot write " + path);
         trace_format::file_header h{};
         std::memcpy(h.magic, trace_format::magic, sizeof h.magic);
-        h.version = trace_format::trace_version;
+        h.version = version;
+        h.timing_period = version == 1 ? 0 : timing_period;
         h.header_size = sizeof h;
         h.pid = pid;
         h.stack_depth = 16;
@@ -70,6 +75,7 @@ class trace_writer {
         e.stack = stack;
         e.duration = duration;
         e.kind = static_cast<std::uint8_t>(kind);
+        if (duration != 0 || version_ == 1) e.flags = trace_format::event_flag::timed;
         auto& buf = buffers_[thread];
         buf.push_back(e);
         if (buf.size() == 4096) flush(thread);
@@ -150,6 +156,7 @@ class trace_writer {
 
     std::FILE* file_;
     bool packed_;
+    std::uint32_t version_;
     ZSTD_CCtx* cctx_ = nullptr;
     std::uint64_t offset_ = 0;  // of the next byte written
     std::vector<trace_format::index_entry> index_;

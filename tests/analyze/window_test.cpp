@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -245,6 +247,70 @@ TEST_F(window_test, live_at_start_gives_the_programs_real_peak_within_the_window
         for (const auto& s : got.sites) site_peaks += s.peak_bytes;
         EXPECT_EQ(site_peaks, peak);
     }
+}
+
+// A thread's chunks written out of time order (e.g. by the writer thread and by the owner):
+// the index puts them back in order, so the events merge as if written in order.
+TEST_F(window_test, index_restores_the_time_order_of_chunks_written_out_of_order) {
+    namespace fmt = rtmem::trace_format;
+    std::string in_order = path("ordered.rtt");
+    {
+        trace_writer w(in_order);
+        for (std::uint64_t i = 0; i < 3 * 4096; ++i) {
+            w.event(0, op::malloc, 10 * i, 0x1000 + 16 * i, 8);
+            if (i % 3 == 0) w.event(1, op::malloc, 10 * i + 5, 0x900000 + 16 * i, 8);
+        }
+        w.finish();
+    }
+    std::ifstream in(in_order, std::ios::binary);
+    std::vector<char> bytes{std::istreambuf_iterator<char>(in), {}};
+    // Find the chunks, then write thread 0's events chunks in reverse order.
+    struct span {
+        std::size_t at, size;
+        fmt::chunk_header h;
+    };
+    std::vector<span> chunks;
+    for (std::size_t off = sizeof(fmt::file_header); off < bytes.size();) {
+        span c{off, 0, {}};
+        std::memcpy(&c.h, bytes.data() + off, sizeof c.h);
+        c.size = sizeof c.h + c.h.stored_size;
+        chunks.push_back(c);
+        off += c.size;
+    }
+    std::vector<std::size_t> t0;
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+        if (chunks[i].h.type == fmt::chunk_type::events && chunks[i].h.thread == 0) t0.push_back(i);
+    }
+    ASSERT_EQ(t0.size(), 3u);
+    std::vector<std::size_t> order(chunks.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    for (std::size_t k = 0; k < t0.size(); ++k) order[t0[k]] = t0[t0.size() - 1 - k];
+    std::vector<char> out(bytes.begin(), bytes.begin() + sizeof(fmt::file_header));
+    std::map<std::uint64_t, std::uint64_t> moved;  // old offset -> new offset
+    for (std::size_t i : order) {
+        moved[chunks[i].at] = out.size();
+        out.insert(out.end(), bytes.begin() + static_cast<long>(chunks[i].at),
+                   bytes.begin() + static_cast<long>(chunks[i].at + chunks[i].size));
+    }
+    const span& end = chunks.back();
+    ASSERT_EQ(end.h.type, fmt::chunk_type::end);
+    std::size_t entries = moved[end.at] + sizeof end.h + sizeof(fmt::end_record);
+    for (std::uint32_t k = 0; k < end.h.count; ++k) {
+        fmt::index_entry e{};
+        std::memcpy(&e, out.data() + entries + k * sizeof e, sizeof e);
+        e.offset = moved.at(e.offset);
+        std::memcpy(out.data() + entries + k * sizeof e, &e, sizeof e);
+    }
+    std::string shuffled = path("shuffled.rtt");
+    std::ofstream(shuffled, std::ios::binary).write(out.data(), static_cast<long>(out.size()));
+
+    trace_reader a(in_order), b(shuffled);
+    EXPECT_TRUE(b.indexed());
+    auto expect = read_all_events(a);
+    EXPECT_EQ(read_all_events(b), expect);
+    time_window w{20000, 90000};
+    b.set_window(w);
+    EXPECT_EQ(read_all_events(b), filtered(expect, w));
 }
 
 TEST(parse_ns, accepts_ns_and_unit_suffixes) {

@@ -61,25 +61,53 @@ bool ensure_ready() noexcept;
 
 std::uint64_t now_ns() noexcept;  ///< CLOCK_MONOTONIC
 
-/// CLOCK_MONOTONIC ns from the TSC when it is invariant (one rdtsc, no vDSO call), calibrated
-/// once at start so the mapping is the same monotonic function in every thread.
-inline std::uint64_t fast_ns() noexcept;
+/// The event clock: the raw TSC when it is invariant (one rdtsc, ~10 ns, no vDSO call),
+/// otherwise CLOCK_MONOTONIC ns. Converted to trace ns when a block is written, off the
+/// allocating thread.
 extern bool g_use_tsc;
-extern double g_ns_per_tick;
-extern std::uint64_t g_tsc0, g_mono0;
-inline std::uint64_t fast_ns() noexcept {
+inline std::uint64_t ticks() noexcept {
 #if defined(__x86_64__)
-    if (g_use_tsc) {
-        return g_mono0 + static_cast<std::uint64_t>(
-                             static_cast<double>(__builtin_ia32_rdtsc() - g_tsc0) * g_ns_per_tick);
-    }
+    if (g_use_tsc) return __builtin_ia32_rdtsc();
 #endif
     return now_ns();
 }
 
-/// Records one call; `time` is when it took effect, `duration` the ns spent in `real`.
+/// Durations are measured on a random sample of calls, one in `g_timing_period` on average
+/// (1 = every call): a second clock read per call would double the cost of recording a
+/// malloc/free pair. The report scales sampled durations back up.
+extern std::uint32_t g_timing_period;
+extern thread_local std::uint32_t tl_timing_countdown;
+extern thread_local std::uint32_t tl_timing_random;
+inline bool timing_due() noexcept {
+    if (tl_timing_countdown > 1) {
+        --tl_timing_countdown;
+        return false;
+    }
+    // Next gap uniform in [1, 2 * period - 1]: mean `period`, never in step with a loop.
+    std::uint32_t x = tl_timing_random == 0 ? 2463534242u : tl_timing_random;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    tl_timing_random = x;
+    std::uint32_t span = 2 * g_timing_period - 1;
+    tl_timing_countdown = span <= 1 ? 1 : 1 + x % span;
+    return true;
+}
+
+/// Clock reads around one call of the real allocator.
+struct call_timing {
+    bool timed = timing_due();
+    std::uint64_t start = timed ? ticks() : 0;
+    /// The duration in ticks given the time the call returned (0 when not timed).
+    [[nodiscard]] std::uint64_t duration(std::uint64_t end) const noexcept {
+        return timed ? end - start : 0;
+    }
+};
+
+/// Records one call; `time` (ticks) is when it took effect, `duration` the ticks spent in
+/// `real` when `timed`.
 void record(op kind, std::uint64_t size, std::size_t align, const void* ptr, const void* old_ptr,
-            std::uint64_t time, std::uint64_t duration, bool failed) noexcept;
+            std::uint64_t time, std::uint64_t duration, bool timed, bool failed) noexcept;
 
 /// Flushes every buffer and writes the end chunk (exec: the image is about to be replaced).
 void finish_before_exec() noexcept;

@@ -121,10 +121,13 @@ struct trace_reader::impl {
         if (std::memcmp(header.magic, fmt::magic, sizeof header.magic) != 0) {
             fail(0, "not an rtmem trace (bad magic)");
         }
-        if (header.version != fmt::trace_version) {
+        if (header.version < fmt::oldest_trace_version || header.version > fmt::trace_version) {
             fail(8, "unsupported trace version " + std::to_string(header.version) +
-                        " (this rtmem reads version " + std::to_string(fmt::trace_version) + ")");
+                        " (this rtmem reads versions " + std::to_string(fmt::oldest_trace_version) +
+                        " to " + std::to_string(fmt::trace_version) + ")");
         }
+        // Version 1 timed every call; later versions say how many calls one timed call stands for.
+        timing_period = header.version == 1 || header.timing_period == 0 ? 1 : header.timing_period;
         if (header.header_size != sizeof header) fail(12, "bad header size");
     }
 
@@ -291,28 +294,38 @@ struct trace_reader::impl {
     }
 
     // Gives events chunks their first time from the index. Chunks it does not list (an index
-    // cut at the tracer's limit) are decoded to be placed; an entry naming no events chunk,
-    // the wrong thread or count, or times going back within a thread is corruption.
+    // cut at the tracer's limit) are decoded to be placed. A thread whose chunks are all listed
+    // is put in time order (whoever wrote a chunk, the thread's time order is what merging
+    // needs); an entry naming no events chunk, or the wrong thread or count, is corruption, and
+    // a first time is checked against the chunk when it is decoded.
     void apply_index() {
         indexed = complete;
         std::size_t matched = 0;
         for (auto& s : streams) {
+            bool all_listed = true, ordered = true;
             std::uint64_t prev = 0;
             for (auto& c : s.chunks) {
                 auto it = index.find(c.offset);
                 if (it == index.end()) {
-                    indexed = false;
+                    all_listed = false;
                     continue;
                 }
                 const fmt::index_entry& entry = it->second;
-                if (entry.thread != c.header.thread || entry.count != c.header.count ||
-                    entry.first_time < prev) {
+                if (entry.thread != c.header.thread || entry.count != c.header.count) {
                     fail(index_offset, "index entry for the events chunk at offset " +
                                            std::to_string(c.offset) + " does not match it");
                 }
-                c.first_time = prev = entry.first_time;
+                c.first_time = entry.first_time;
+                ordered = ordered && c.first_time >= prev;
+                prev = c.first_time;
                 ++matched;
             }
+            indexed = indexed && all_listed;
+            if (ordered) continue;
+            if (!all_listed) fail(index_offset, "index times go back within a thread");
+            std::stable_sort(
+                s.chunks.begin(), s.chunks.end(),
+                [](const chunk_ref& a, const chunk_ref& b) { return a.first_time < b.first_time; });
         }
         if (matched != index.size()) fail(index_offset, "index entry names no events chunk");
         index.clear();
@@ -408,10 +421,12 @@ struct trace_reader::impl {
             e.ptr = ptr;
             if ((head & 0x20) != 0) e.old_ptr = ptr + fmt::packed::unzigzag(varint());
             e.size = varint();
-            std::uint64_t stack = varint(), duration = varint();
+            bool timed = header.version == 1 || (head & 0x80) != 0;
+            std::uint64_t stack = varint(), duration = timed ? varint() : 0;
             if (stack > 0xffffffffu || duration > 0xffffffffu) fail(c.offset, "bad packed event");
             e.stack = static_cast<std::uint32_t>(stack);
             e.duration = static_cast<std::uint32_t>(duration);
+            if (timed) e.flags |= fmt::event_flag::timed;
             if ((head & 0x40) != 0) {
                 if (p == stop) fail(c.offset, "packed events end early");
                 e.align_log2 = *p++;
@@ -467,7 +482,8 @@ struct trace_reader::impl {
             e.ptr = 0;
             e.old_ptr = 0;  // a failed realloc frees nothing
         }
-        last_duration = r.duration;
+        bool timed = header.version == 1 || (r.flags & fmt::event_flag::timed) != 0;
+        last_duration = timed ? std::uint64_t{r.duration} * timing_period : 0;
         if (++s.pos == s.events.size() && !advance_chunk(s)) {
             heap[0] = heap.back();
             heap.pop_back();
@@ -475,7 +491,8 @@ struct trace_reader::impl {
         if (!heap.empty()) sift_down(0);
         return true;
     }
-    std::uint32_t last_duration = 0;
+    std::uint64_t last_duration = 0;
+    std::uint32_t timing_period = 1;
 };
 
 trace_reader::trace_reader(const std::string& path) : impl_(std::make_unique<impl>()) {
@@ -553,7 +570,10 @@ bool trace_reader::indexed() const noexcept {
 std::uint64_t trace_reader::chunks_decoded() const noexcept {
     return impl_->chunks_decoded;
 }
-std::uint32_t trace_reader::last_duration_ns() const noexcept {
+std::uint32_t trace_reader::timing_period() const noexcept {
+    return impl_->timing_period;
+}
+std::uint64_t trace_reader::last_duration_ns() const noexcept {
     return impl_->last_duration;
 }
 

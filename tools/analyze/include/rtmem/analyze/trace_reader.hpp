@@ -78,8 +78,13 @@ class trace_reader final : public event_source {
     [[nodiscard]] bool indexed() const noexcept;
     /// Events chunks decompressed since the reader was opened (to measure seeking).
     [[nodiscard]] std::uint64_t chunks_decoded() const noexcept;
-    /// ns the allocator spent in the call last returned by next() (measured by the tracer).
-    [[nodiscard]] std::uint32_t last_duration_ns() const noexcept;
+    /// The allocator time the call last returned by next() stands for: the tracer times a
+    /// random sample of calls (one in timing_period()), so this is the measured ns ×
+    /// timing_period() for a timed call and 0 for the others. Sums over many calls estimate
+    /// the total time; a single value does not describe its own call.
+    [[nodiscard]] std::uint64_t last_duration_ns() const noexcept;
+    /// One call in this many was timed (1: every call, as in version 1 traces).
+    [[nodiscard]] std::uint32_t timing_period() const noexcept;
 
   private:
     struct impl;
