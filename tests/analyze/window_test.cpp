@@ -18,6 +18,7 @@
 #include "rtmem/analyze/report.hpp"
 #include "rtmem/analyze/report_output.hpp"
 #include "rtmem/analyze/trace_reader.hpp"
+#include "scratch_dir_test.hpp"
 #include "trace_writer.hpp"
 
 namespace {
@@ -29,17 +30,8 @@ using rtmem::testing::trace_writer;
 constexpr std::uint32_t threads = 3;
 constexpr std::uint64_t steps = 30000;  // per thread: ~7 chunks of 4096 events each
 
-class window_test : public ::testing::Test {
+class window_test : public rtmem::testing::scratch_dir_test {
   protected:
-    void SetUp() override {
-        dir_ = fs::temp_directory_path() /
-               ("rtmem_window_" + std::to_string(getpid()) + "_" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-    std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
     // Three threads allocating and freeing blocks with long and short lifetimes, some freed
     // by another thread, times interleaved; `with_end` false = a killed process (no index).
     std::string write_busy(const std::string& name, bool with_end) const {
@@ -72,8 +64,6 @@ class window_test : public ::testing::Test {
         w.finish(rtmem::trace_format::end_reason::exit, with_end);
         return p;
     }
-
-    fs::path dir_;
 };
 
 struct flat_event {
