@@ -23,8 +23,10 @@
 
 namespace rtmem::trace {
 
-thread_local std::uint32_t tl_timing_countdown __attribute__((tls_model("initial-exec"))) = 1;
-thread_local std::uint32_t tl_timing_random __attribute__((tls_model("initial-exec"))) = 0;
+constinit thread_local std::uint32_t tl_timing_countdown
+    __attribute__((tls_model("initial-exec"))) = 1;
+constinit thread_local std::uint32_t tl_timing_random __attribute__((tls_model("initial-exec"))) =
+    0;
 
 }  // namespace rtmem::trace
 
@@ -32,7 +34,7 @@ namespace rtmem::trace::internal {
 
 namespace {
 
-constexpr std::uint32_t blocks_per_thread = 4;
+constexpr std::uint32_t blocks_per_thread = 16;  // ~1.5 MiB virtual, touched as filled
 constexpr long writer_idle_ms = 100;  // also how stale a partial block may get (SIGKILL loses it)
 
 struct event_block {
@@ -53,7 +55,7 @@ struct thread_buffer {
     std::uint32_t cur;                      // block being filled (owner)
     std::atomic<std::uint32_t> next_write;  // oldest block not known free (claim holder)
     std::atomic<std::uint64_t> recorded;    // events stored (owner), for the end record
-    cache_slot cache[stack_cache_size];
+    stack_cache stacks;
     event_block blocks[blocks_per_thread];
 };
 
@@ -65,8 +67,14 @@ std::atomic<std::uint32_t> g_next_thread{1};
 pthread_key_t g_thread_key;
 
 bool g_asymmetric = false;  // membarrier registered: the hot path needs no hardware fence
-spin_lock g_fallback_lock;  // guards g_fallback (owners and the finisher writing themselves)
-flush_context g_fallback;
+// Contexts for owners (and the finisher) writing their own blocks: a few, so two threads
+// falling back at once do not queue behind each other's compression.
+constexpr std::size_t fallback_contexts = 4;
+struct fallback_context {
+    spin_lock lock;
+    flush_context context;
+};
+fallback_context g_fallback[fallback_contexts];
 flush_context g_signal_context;  // the one finisher in a signal handler: raw chunks
 
 std::atomic<pid_t> g_writer_pid{0};  // process the writer thread runs in (0: none)
@@ -99,9 +107,10 @@ void release_claim(thread_buffer* b) noexcept {
 // Writes b's sealed blocks in fill order (so a thread's chunks stay in time order in the file)
 // and, with `partial`, what the current block holds so far. Caller holds b->claim. True when
 // something was written.
-bool write_blocks(thread_buffer* b, flush_context& c, bool compress, bool partial) noexcept {
+bool write_blocks(thread_buffer* b, flush_context& c, bool compress, bool partial,
+                  std::uint32_t max_blocks = blocks_per_thread) noexcept {
     bool wrote = false;
-    for (std::uint32_t k = 0; k < blocks_per_thread; ++k) {
+    for (std::uint32_t k = 0; k < max_blocks; ++k) {
         std::uint32_t i = b->next_write.load(std::memory_order_relaxed);
         event_block& blk = b->blocks[i];
         if (blk.free.load(std::memory_order_acquire)) break;
@@ -123,6 +132,7 @@ bool write_blocks(thread_buffer* b, flush_context& c, bool compress, bool partia
 
 bool has_sealed_work() noexcept {
     for (thread_buffer* b = g_buffers.load(std::memory_order_acquire); b != nullptr; b = b->next) {
+        if (b->claim.load(std::memory_order_relaxed)) continue;  // its owner is writing it
         const event_block& blk = b->blocks[b->next_write.load(std::memory_order_relaxed)];
         if (!blk.free.load(std::memory_order_acquire) &&
             blk.sealed.load(std::memory_order_acquire)) {
@@ -162,9 +172,10 @@ void* writer_main(void*) {
     return nullptr;
 }
 
-// Starts the writer in this process on the first sealed block (not at start-up: a thread
-// created from inside the first malloc of a process, before main, is asking for trouble).
-// All signals stay blocked in it, so the program's signals still reach the program's threads.
+// Starts the writer in this process: from the library's constructor (libc is initialised by
+// then; never from inside the first malloc, which may run before that), or in a followed fork
+// child on its first sealed block. All signals stay blocked in it, so the program's signals
+// still reach the program's threads.
 void ensure_writer() noexcept {
     pid_t self = getpid();
     pid_t running = g_writer_pid.load(std::memory_order_acquire);
@@ -193,11 +204,23 @@ void wake_writer() noexcept {
     }
 }
 
-// The owner writes its own sealed blocks (writer behind, absent or stopping). Caller: owner.
-void write_own_blocks(thread_buffer* b, bool partial) noexcept {
-    g_fallback_lock.lock();
-    write_blocks(b, g_fallback, true, partial);
-    g_fallback_lock.unlock();
+// The owner writes its own sealed blocks (writer behind, absent or stopping): only the oldest
+// when it just needs room, so a lagging writer costs the program one block's worth of
+// compression (~50 us) at a time, not a backlog.
+void write_own_blocks(thread_buffer* b, bool all) noexcept {
+    fallback_context* f = nullptr;
+    for (auto& candidate : g_fallback) {
+        if (candidate.lock.try_lock()) {
+            f = &candidate;
+            break;
+        }
+    }
+    if (f == nullptr) {  // all busy: queue on this thread's own
+        f = &g_fallback[b->thread % fallback_contexts];
+        f->lock.lock();
+    }
+    write_blocks(b, f->context, true, all, all ? blocks_per_thread : 1);
+    f->lock.unlock();
 }
 
 void take_block(thread_buffer* b, std::uint32_t i) noexcept {
@@ -255,9 +278,8 @@ thread_buffer* acquire_buffer() noexcept {
         if (b == nullptr) return nullptr;
         for (auto& blk : b->blocks) blk.free.store(true, std::memory_order_relaxed);
         b->in_use.store(true, std::memory_order_relaxed);
-    } else {
-        std::memset(b->cache, 0, sizeof b->cache);  // stack ids are global, but keep it simple
     }
+    reset_stack_cache(b->stacks);  // a reused buffer serves a thread with another stack
     b->thread = current_thread_number();
     take_block(b, b->next_write.load(std::memory_order_relaxed));  // all blocks are free
     if (fresh) {
@@ -339,8 +361,10 @@ void buffers_after_fork_child(bool tracing) noexcept {
     g_writer_pid.store(0);
     g_writer_stop.store(!tracing);
     g_writer_sleeping.store(false);
-    g_fallback_lock.reset();
-    g_fallback = {};  // another thread may have been inside it; leak rather than reuse
+    for (auto& f : g_fallback) {  // another thread may have been inside one: leak, not reuse
+        f.lock.reset();
+        f.context = {};
+    }
     tl_has_thread = false;
     g_next_thread.store(1);
     for (thread_buffer* b = g_buffers.load(); b != nullptr; b = b->next) {
@@ -356,6 +380,11 @@ void buffers_after_fork_child(bool tracing) noexcept {
         take_block(tl_buffer, 0);
     }
     if (tracing && g_asymmetric) g_asymmetric = register_membarrier();
+}
+
+void start_writer() noexcept {
+    guard_scope g;  // pthread_create allocates
+    ensure_writer();
 }
 
 bool buffers_init() noexcept {
@@ -380,7 +409,7 @@ void record(op kind, std::uint64_t size, std::size_t align, const void* ptr, con
     // Deallocations carry no stack: the report charges them to the allocating site, and
     // skipping the unwind halves the cost of a malloc/free pair.
     bool with_stack = analyze::is_allocation(kind) || kind == op::realloc;
-    std::uint32_t stack = with_stack ? capture_stack(b->cache) : 0;
+    std::uint32_t stack = with_stack ? capture_stack(b->stacks) : 0;
     b->busy.store(1, std::memory_order_relaxed);
     if (g_asymmetric) {
         std::atomic_signal_fence(std::memory_order_seq_cst);

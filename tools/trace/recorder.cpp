@@ -21,7 +21,7 @@ namespace rtmem::trace {
 real_functions real{};
 bool g_use_tsc = false;
 std::uint32_t g_timing_period = 16;
-thread_local int tl_guard __attribute__((tls_model("initial-exec"))) = 0;
+constinit thread_local int tl_guard __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace internal {
 
@@ -40,23 +40,26 @@ fmt::index_entry* g_index = nullptr;
 std::atomic<std::uint64_t> g_index_count{0};
 
 namespace {
-double g_ns_per_tick = 1.0;
+__extension__ typedef unsigned __int128 u128;  // NOLINT: GCC/Clang extension, no ISO type
 std::uint64_t g_tsc0 = 0, g_mono0 = 0;
+std::uint64_t g_ns_per_tick_q32 = 1ull << 32;  // ns per tick in 32.32 fixed point
 }  // namespace
 
+// Integer arithmetic: this runs for every event on the writer thread.
 std::uint64_t to_trace_ns(std::uint64_t t) noexcept {
     std::uint64_t mono = t;
     if (g_use_tsc) {
-        mono = g_mono0 + (t <= g_tsc0 ? 0
-                                      : static_cast<std::uint64_t>(static_cast<double>(t - g_tsc0) *
-                                                                   g_ns_per_tick));
+        std::uint64_t d = t <= g_tsc0 ? 0 : t - g_tsc0;
+        mono =
+            g_mono0 + static_cast<std::uint64_t>((static_cast<u128>(d) * g_ns_per_tick_q32) >> 32);
     }
     return mono > g_start_mono ? mono - g_start_mono : 0;
 }
 
 std::uint32_t to_duration_ns(std::uint64_t t) noexcept {
-    double ns = g_use_tsc ? static_cast<double>(t) * g_ns_per_tick : static_cast<double>(t);
-    return ns >= 4294967295.0 ? 0xffffffffu : static_cast<std::uint32_t>(ns);
+    if (!g_use_tsc) return t > 0xffffffffu ? 0xffffffffu : static_cast<std::uint32_t>(t);
+    auto ns = static_cast<std::uint64_t>((static_cast<u128>(t) * g_ns_per_tick_q32) >> 32);
+    return ns > 0xffffffffu ? 0xffffffffu : static_cast<std::uint32_t>(ns);
 }
 
 }  // namespace internal
@@ -338,7 +341,8 @@ void calibrate_tsc() noexcept {
         t1 = __builtin_ia32_rdtsc();
     }
     if (t1 <= t0) return;
-    g_ns_per_tick = static_cast<double>(m1 - m0) / static_cast<double>(t1 - t0);
+    double ns_per_tick = static_cast<double>(m1 - m0) / static_cast<double>(t1 - t0);
+    g_ns_per_tick_q32 = static_cast<std::uint64_t>(ns_per_tick * 4294967296.0);
     g_tsc0 = t1;
     g_mono0 = m1;
     g_use_tsc = true;
@@ -360,6 +364,7 @@ void initialize() noexcept {
     if (g_depth > max_depth) g_depth = max_depth;
     g_follow_fork = parse_u64(getenv("RTMEM_TRACE_FOLLOW_FORK"), 0) != 0;
     g_use_writer = parse_u64(getenv("RTMEM_TRACE_WRITER"), 1) != 0;
+    g_fast_stacks = parse_u64(getenv("RTMEM_TRACE_FAST_STACKS"), 1) != 0;
     std::uint64_t period = parse_u64(getenv("RTMEM_TRACE_TIMING"), default_timing_period);
     g_timing_period = static_cast<std::uint32_t>(period < 1 ? 1 : period > 65536 ? 65536 : period);
     if (const char* lv = getenv("RTMEM_TRACE_ZSTD_LEVEL"); lv != nullptr && *lv != 0) {
@@ -409,6 +414,12 @@ void initialize() noexcept {
     g_state.store(ready, std::memory_order_release);
 }
 
+// The writer thread starts here rather than on the first full block, so that a program
+// killed with SIGKILL still leaves what it recorded up to ~0.1 s before.
+__attribute__((constructor)) void at_start() {
+    if (ensure_ready() && recording()) start_writer();
+}
+
 __attribute__((destructor)) void at_exit() {
     finish(fmt::end_reason::exit, 0, false);
 }
@@ -426,15 +437,7 @@ std::uint64_t now_ns() noexcept {
            static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-bool recording() noexcept {
-    return g_state.load(std::memory_order_acquire) == ready &&
-           !g_stopped.load(std::memory_order_relaxed);
-}
-bool real_resolved() noexcept {
-    return real.free != nullptr && real.malloc != nullptr;
-}
-
-bool ensure_ready() noexcept {
+bool internal::ensure_ready_slow() noexcept {
     int s = g_state.load(std::memory_order_acquire);
     if (s == ready || s == disabled) return true;
     if (tl_guard > 0) return real_resolved();  // re-entered from dlsym during initialize()

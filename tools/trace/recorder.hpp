@@ -1,6 +1,7 @@
 // Internals of librtmem-trace.so: the real allocator entry points, the per-thread recursion
 // guard and the recorder (per-thread event buffers, stack table, module map, file writer).
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -43,7 +44,8 @@ struct real_functions {
 extern real_functions real;
 
 /// >0 while this thread runs inside the library: nested allocations pass straight through.
-extern thread_local int tl_guard;
+/// constinit: no dynamic initialisation, so no TLS wrapper call on every access.
+extern constinit thread_local int tl_guard;
 
 struct guard_scope {
     guard_scope() noexcept { ++tl_guard; }
@@ -52,12 +54,29 @@ struct guard_scope {
     guard_scope& operator=(const guard_scope&) = delete;
 };
 
+namespace internal {
+enum state_value : int { uninit, initializing, ready, disabled };
+extern std::atomic<int> g_state;
+extern std::atomic<bool> g_stopped;  ///< end written or being written: later events are dropped
+bool ensure_ready_slow() noexcept;
+}  // namespace internal
+
+// Inline: every interposed call asks these first.
+
 /// True once real functions are resolved and recording is on.
-bool recording() noexcept;
+inline bool recording() noexcept {
+    return internal::g_state.load(std::memory_order_acquire) == internal::ready &&
+           !internal::g_stopped.load(std::memory_order_relaxed);
+}
 /// Resolves the real functions and opens the trace on first use; false while resolving
 /// (the caller then serves the request from the bootstrap buffer).
-bool ensure_ready() noexcept;
-[[nodiscard]] bool real_resolved() noexcept;
+inline bool ensure_ready() noexcept {
+    int s = internal::g_state.load(std::memory_order_acquire);
+    return s == internal::ready || s == internal::disabled || internal::ensure_ready_slow();
+}
+[[nodiscard]] inline bool real_resolved() noexcept {
+    return real.free != nullptr && real.malloc != nullptr;
+}
 
 std::uint64_t now_ns() noexcept;  ///< CLOCK_MONOTONIC
 
@@ -76,8 +95,8 @@ inline std::uint64_t ticks() noexcept {
 /// (1 = every call): a second clock read per call would double the cost of recording a
 /// malloc/free pair. The report scales sampled durations back up.
 extern std::uint32_t g_timing_period;
-extern thread_local std::uint32_t tl_timing_countdown;
-extern thread_local std::uint32_t tl_timing_random;
+extern constinit thread_local std::uint32_t tl_timing_countdown;
+extern constinit thread_local std::uint32_t tl_timing_random;
 inline bool timing_due() noexcept {
     if (tl_timing_countdown > 1) {
         --tl_timing_countdown;

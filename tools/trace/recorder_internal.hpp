@@ -48,9 +48,6 @@ class spin_lock {
 // ---- settings and process-wide state (recorder.cpp)
 // ----------------------------------------------
 
-enum state_value : int { uninit, initializing, ready, disabled };
-extern std::atomic<int> g_state;
-extern std::atomic<bool> g_stopped;  ///< end written or being written: later events are dropped
 extern int g_fd;
 extern std::atomic<std::uint64_t> g_file_offset;
 extern std::uint64_t g_start_mono;
@@ -101,9 +98,36 @@ struct cache_slot {
     std::uint32_t id;
 };
 constexpr std::size_t stack_cache_size = 4096;  ///< per thread, direct mapped
+constexpr int fast_depth_max = 32;
+constexpr std::size_t fast_entries = 128;
 
+/// A stack seen before, recognised without unwinding: the return address into the program
+/// sits in the same stack slot (`slot[0]`) and every deeper return-address slot of the cached
+/// unwind still holds the same return address. A different call chain changes at least one
+/// of those slots (each return address fixes the next frame's function and call site), so a
+/// match costs `depth` loads instead of a DWARF unwind (~15 ns a frame).
+struct fast_stack {
+    std::uint32_t id;
+    std::uint32_t depth;
+    std::uint32_t misses;  ///< refills back off exponentially (a refill unwinds slowly)
+    std::uint32_t pad;
+    std::uint64_t slot[fast_depth_max];
+    std::uint64_t ip[fast_depth_max];
+};
+
+/// Per-thread memo of stacks. The fast path reads only this thread's own stack, between
+/// `stack_lo` and `stack_hi` (other stacks, e.g. fibers or sigaltstack, take the slow path).
+struct stack_cache {
+    std::uintptr_t stack_lo, stack_hi;
+    cache_slot by_hash[stack_cache_size];
+    fast_stack fast[fast_entries];
+};
+
+/// Clears `c` and finds the calling thread's stack bounds.
+void reset_stack_cache(stack_cache& c) noexcept;
 /// The calling thread's stack (frames of this library removed) as a stack id; 0 when depth is 0.
-std::uint32_t capture_stack(cache_slot* cache) noexcept;
+std::uint32_t capture_stack(stack_cache& c) noexcept;
+extern bool g_fast_stacks;  ///< RTMEM_TRACE_FAST_STACKS (default 1)
 /// Writes the pending stack records. `in_signal`: raw, try-lock only.
 void flush_stacks(bool in_signal) noexcept;
 /// Records modules loaded since the last scan (try-lock: someone else is already scanning).
@@ -123,5 +147,7 @@ void drain_all_buffers(bool in_signal) noexcept;
 std::uint64_t recorded_events() noexcept;
 void buffers_after_fork_child(bool tracing) noexcept;
 bool buffers_init() noexcept;
+/// Starts the writer thread in this process if it is enabled and not running yet.
+void start_writer() noexcept;
 
 }  // namespace rtmem::trace::internal

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
+#include <pthread.h>
 #include <sys/mman.h>
 
 #include <cstring>
@@ -181,8 +182,86 @@ int on_module(dl_phdr_info* info, std::size_t, void* data) {
 
 }  // namespace
 
-std::uint32_t capture_stack(cache_slot* cache) noexcept {
-    if (g_depth <= 0) return 0;
+bool g_fast_stacks = true;
+
+namespace {
+
+std::uint64_t hash_ips(const std::uint64_t* ips, int depth) noexcept {
+    std::uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < depth; ++i) {
+        h = (h ^ ips[i]) * 1099511628211ull;
+        h ^= h >> 29;
+    }
+    return h | 1;  // 0 marks an empty cache slot
+}
+
+std::uint32_t stack_id(stack_cache& c, const std::uint64_t* ips, int depth) noexcept {
+    std::uint64_t h = hash_ips(ips, depth);
+    cache_slot& slot = c.by_hash[(h >> 7) & (stack_cache_size - 1)];
+    if (slot.hash == h) return slot.id;
+    std::uint32_t id = intern_stack(h, ips, static_cast<std::uint32_t>(depth));
+    if (id != 0) slot = {h, id};
+    return id;
+}
+
+bool on_thread_stack(const stack_cache& c, std::uintptr_t a) noexcept {
+    return a >= c.stack_lo && a + 8 <= c.stack_hi && (a & 7) == 0;
+}
+
+// The stack slot holding the return address into the program: this library is built with
+// frame pointers, so its own frames are a chain of (saved rbp, return address) pairs from
+// here up to the interposed entry point. 0 when the chain leaves the thread's stack.
+__attribute__((noinline)) std::uintptr_t entry_return_slot(const stack_cache& c) noexcept {
+#if defined(__x86_64__)
+    auto fp = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+    for (int i = 0; i < 16 && on_thread_stack(c, fp) && on_thread_stack(c, fp + 8); ++i) {
+        std::uintptr_t ra = *reinterpret_cast<const std::uintptr_t*>(fp + 8);
+        if (ra < g_self_begin || ra >= g_self_end) return fp + 8;
+        std::uintptr_t next = *reinterpret_cast<const std::uintptr_t*>(fp);
+        if (next <= fp) return 0;  // frames only go up
+        fp = next;
+    }
+#else
+    (void)c;
+#endif
+    return 0;
+}
+
+fast_stack& fast_slot(stack_cache& c, std::uintptr_t slot0, std::uint64_t ra0) noexcept {
+    std::uint64_t h = (slot0 ^ (ra0 * 0x9e3779b97f4a7c15ull)) >> 4;
+    return c.fast[(h ^ (h >> 17)) & (fast_entries - 1)];
+}
+
+// The fast path: the cached unwind for this entry slot still matches the stack.
+std::uint32_t lookup_fast(stack_cache& c, std::uintptr_t slot0) noexcept {
+    auto ra0 = *reinterpret_cast<const std::uint64_t*>(slot0);
+    const fast_stack& f = fast_slot(c, slot0, ra0);
+    if (f.id == 0 || f.slot[0] != slot0 || f.ip[0] != ra0) return 0;
+    for (std::uint32_t k = 1; k < f.depth; ++k) {
+        if (*reinterpret_cast<const std::uint64_t*>(f.slot[k]) != f.ip[k]) return 0;
+    }
+    return f.id;
+}
+
+}  // namespace
+
+void reset_stack_cache(stack_cache& c) noexcept {
+    std::memset(&c, 0, sizeof c);
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+    void* lo = nullptr;
+    std::size_t size = 0;
+    if (pthread_attr_getstack(&attr, &lo, &size) == 0) {
+        c.stack_lo = reinterpret_cast<std::uintptr_t>(lo);
+        c.stack_hi = c.stack_lo + size;
+    }
+    pthread_attr_destroy(&attr);
+}
+
+namespace {
+
+// libunwind's fast trace (a per-thread cache of frame layouts, ~15 ns a frame).
+int backtrace_ips(std::uint64_t* ips) noexcept {
     void* raw[max_depth + 16];
     int n = unw_backtrace(raw, g_depth + 16);
     int first = 0;
@@ -191,20 +270,65 @@ std::uint32_t capture_stack(cache_slot* cache) noexcept {
         ++first;
     }
     int depth = n - first < g_depth ? n - first : g_depth;
-    if (depth <= 0) return 0;
-    std::uint64_t ips[max_depth];
-    std::uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < depth; ++i) {
-        ips[i] = reinterpret_cast<std::uintptr_t>(raw[first + i]);
-        h = (h ^ ips[i]) * 1099511628211ull;
-        h ^= h >> 29;
+    for (int i = 0; i < depth; ++i) ips[i] = reinterpret_cast<std::uintptr_t>(raw[first + i]);
+    return depth < 0 ? 0 : depth;
+}
+
+// A step-by-step unwind that also notes where each return address was read from (x86-64:
+// the slot below the caller's stack pointer), so later calls can verify the chain. Slow
+// (~0.5 us a frame): run once per new entry slot, then with exponential back-off.
+void refill(stack_cache& c, fast_stack& f, std::uintptr_t slot0) noexcept {
+    unw_context_t context;
+    unw_cursor_t cursor;
+    if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) return;
+    std::uint64_t ips[fast_depth_max];
+    std::uint64_t slots[fast_depth_max];
+    int depth = 0;
+    for (int guard = 0; guard < fast_depth_max + 64 && depth < g_depth; ++guard) {
+        unw_word_t ip = 0, sp = 0;
+        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || ip == 0) break;
+        if (depth > 0 || ip < g_self_begin || ip >= g_self_end) {
+            unw_get_reg(&cursor, UNW_REG_SP, &sp);
+            // Only a chain wholly on this thread's stack, return addresses where x86-64 puts
+            // them (a signal frame, say, breaks that and is never cached).
+            if (!on_thread_stack(c, sp - 8) ||
+                *reinterpret_cast<const std::uint64_t*>(sp - 8) != ip) {
+                return;
+            }
+            ips[depth] = ip;
+            slots[depth] = sp - 8;
+            ++depth;
+        }
+        if (unw_step(&cursor) <= 0) break;
     }
-    h |= 1;  // 0 marks an empty cache slot
-    cache_slot& slot = cache[(h >> 7) & (stack_cache_size - 1)];
-    if (slot.hash == h) return slot.id;
-    std::uint32_t id = intern_stack(h, ips, static_cast<std::uint32_t>(depth));
-    if (id != 0) slot = {h, id};
-    return id;
+    if (depth == 0 || slots[0] != slot0) return;  // both walks must agree on the entry
+    std::uint32_t id = stack_id(c, ips, depth);
+    if (id == 0) return;
+    f.id = id;
+    f.depth = static_cast<std::uint32_t>(depth);
+    std::memcpy(f.slot, slots, sizeof(std::uint64_t) * static_cast<std::size_t>(depth));
+    std::memcpy(f.ip, ips, sizeof(std::uint64_t) * static_cast<std::size_t>(depth));
+}
+
+}  // namespace
+
+std::uint32_t capture_stack(stack_cache& c) noexcept {
+    if (g_depth <= 0) return 0;
+    bool fast = g_fast_stacks && g_depth <= fast_depth_max;
+    std::uintptr_t slot0 = fast ? entry_return_slot(c) : 0;
+    fast_stack* f = nullptr;
+    if (slot0 != 0) {
+        if (std::uint32_t id = lookup_fast(c, slot0); id != 0) return id;
+        f = &fast_slot(c, slot0, *reinterpret_cast<const std::uint64_t*>(slot0));
+        std::uint32_t misses = ++f->misses;
+        if ((misses & (misses - 1)) == 0) {  // 1st, 2nd, 4th, 8th ... miss
+            refill(c, *f, slot0);
+            if (f->id != 0 && f->slot[0] == slot0 && lookup_fast(c, slot0) == f->id) return f->id;
+        }
+    }
+    std::uint64_t ips[max_depth];
+    int depth = backtrace_ips(ips);
+    return depth == 0 ? 0 : stack_id(c, ips, depth);
 }
 
 void flush_stacks(bool in_signal) noexcept {
