@@ -14,6 +14,7 @@
 #include "rtmem/analyze/report.hpp"
 #include "rtmem/analyze/report_output.hpp"
 #include "rtmem/analyze/trace_reader.hpp"
+#include "scratch_dir_test.hpp"
 #include "trace_writer.hpp"
 
 namespace {
@@ -22,17 +23,8 @@ namespace fs = std::filesystem;
 using namespace rtmem::analyze;
 using rtmem::testing::trace_writer;
 
-class analyze_test : public ::testing::Test {
+class analyze_test : public rtmem::testing::scratch_dir_test {
   protected:
-    void SetUp() override {
-        dir_ = fs::temp_directory_path() /
-               ("rtmem_analyze_" + std::to_string(getpid()) + "_" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-    std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
     // The scenario worked out in the comments of `scenario_numbers`.
     std::string write_scenario(const std::string& name, bool with_end = true) {
         std::string p = path(name);
@@ -55,8 +47,6 @@ class analyze_test : public ::testing::Test {
         w.finish(rtmem::trace_format::end_reason::exit, with_end);
         return p;
     }
-
-    fs::path dir_;
 };
 
 TEST_F(analyze_test, reader_merges_threads_in_time_order_and_loads_stacks_and_modules) {

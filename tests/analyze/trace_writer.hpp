@@ -81,13 +81,21 @@ class trace_writer {
         if (buf.size() == 4096) flush(thread);
     }
     /// Flushes the events and, unless `with_end` is false (a killed process), the end chunk.
+    /// The end chunk carries the index of the events chunks, as the tracer writes it.
     void finish(trace_format::end_reason reason = trace_format::end_reason::exit,
                 bool with_end = true) {
         for (auto& [t, b] : buffers_) flush(t);
         if (with_end) {
             trace_format::end_record end{};
             end.reason = static_cast<std::uint32_t>(reason);
-            chunk(trace_format::chunk_type::end, 0, 0, &end, sizeof end, false);
+            std::vector<char> payload(sizeof end + index_.size() * sizeof(index_[0]));
+            std::memcpy(payload.data(), &end, sizeof end);
+            if (!index_.empty()) {
+                std::memcpy(payload.data() + sizeof end, index_.data(),
+                            index_.size() * sizeof(index_[0]));
+            }
+            chunk(trace_format::chunk_type::end, 0, static_cast<std::uint32_t>(index_.size()),
+                  payload.data(), payload.size(), false);
         }
         std::fclose(file_);
         file_ = nullptr;
@@ -98,6 +106,7 @@ class trace_writer {
         auto& buf = buffers_[thread];
         if (buf.empty()) return;
         auto n = static_cast<std::uint32_t>(buf.size());
+        index_.push_back({offset_, buf.front().time, thread, n});
         if (packed_) {  // as the tracer writes them
             std::vector<unsigned char> p(buf.size() * trace_format::packed::max_event_bytes);
             p.resize(trace_format::packed::pack(buf.data(), n, p.data()));
@@ -142,12 +151,15 @@ class trace_writer {
     }
     void put(const void* p, std::size_t n) {
         if (std::fwrite(p, 1, n, file_) != n) throw std::runtime_error("short write");
+        offset_ += n;
     }
 
     std::FILE* file_;
     bool packed_;
     std::uint32_t version_;
     ZSTD_CCtx* cctx_ = nullptr;
+    std::uint64_t offset_ = 0;  // of the next byte written
+    std::vector<trace_format::index_entry> index_;
     std::map<std::uint32_t, std::vector<trace_format::raw_event>> buffers_;
 };
 
