@@ -149,7 +149,10 @@ std::string to_html(const trace_info& info, const report_data& r, site_names& na
         human_bytes(r.leaked_bytes) + " in " + std::to_string(r.leaked_blocks) + " blocks");
     row("temporaries", std::to_string(r.temporaries));
     row("cross-thread frees", std::to_string(r.cross_thread_frees));
-    row("measured time in the allocator", human_ns(r.time_ns));
+    row(r.timing_period > 1 ? "estimated time in the allocator" : "measured time in the allocator",
+        human_ns(r.time_ns) + (r.timing_period > 1
+                                   ? " (1 call in " + std::to_string(r.timing_period) + " timed)"
+                                   : std::string()));
     o << "</table>\n";
     o << "<div class=\"grid\"><div><h2>Memory over time</h2><canvas id=\"memory\"></canvas></div>"
          "<div><h2>Allocations per second</h2><canvas id=\"rate\"></canvas></div>"

@@ -118,6 +118,7 @@ class analyzer {
   public:
     analyzer(const report_options& opts, const trace_reader* reader, std::uint64_t origin = 0)
         : reader_(reader), origin_(origin) {
+        if (reader != nullptr) r_.timing_period = reader->timing_period();
         r_.timeline.resize(std::max<std::size_t>(opts.timeline_points, 2));
         r_.timeline_step_ns = 1000;  // 1 us to start; doubles as the trace gets longer
         r_.timeline_origin_ns = origin;

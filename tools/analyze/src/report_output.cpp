@@ -267,8 +267,11 @@ void print_text(std::ostream& out, const trace_info& info, const report_data& r,
         << " in " << r.leaked_blocks << " blocks; temporaries " << r.temporaries << "; failed "
         << r.failed << "; frees of unknown pointers " << r.unknown_frees << "\n";
     out << "cross-thread frees " << r.cross_thread_frees << " ("
-        << human_bytes(r.cross_thread_bytes) << "); measured time in the allocator "
-        << human_ns(r.time_ns) << "\n";
+        << human_bytes(r.cross_thread_bytes) << "); "
+        << (r.timing_period > 1 ? "estimated " : "measured ") << "time in the allocator "
+        << human_ns(r.time_ns);
+    if (r.timing_period > 1) out << " (1 call in " << r.timing_period << " timed)";
+    out << "\n";
     for (site_order o : {site_order::calls, site_order::bytes, site_order::peak, site_order::time,
                          site_order::leaked}) {
         auto sites = top_sites(r, o, top);
@@ -325,7 +328,8 @@ nlohmann::json to_json(const trace_info& info, const report_data& r, site_names&
                    {"cross_thread_bytes", r.cross_thread_bytes},
                    {"unknown_frees", r.unknown_frees},
                    {"failed", r.failed},
-                   {"time_ns", r.time_ns}};
+                   {"time_ns", r.time_ns},
+                   {"timing_period", r.timing_period}};
     for (site_order o : {site_order::calls, site_order::bytes, site_order::peak, site_order::time,
                          site_order::leaked}) {
         nlohmann::json list = nlohmann::json::array();

@@ -66,7 +66,10 @@ struct report_data {
     std::uint64_t cross_thread_bytes = 0;
     std::uint64_t unknown_frees = 0;  ///< pointers not allocated during the trace
     std::uint64_t failed = 0;         ///< allocations that returned null
-    std::uint64_t time_ns = 0;        ///< total measured time in the allocator (0 if unknown)
+    std::uint64_t time_ns = 0;        ///< total time in the allocator (0 if unknown)
+    /// One call in this many was timed; time_ns values are estimates (each timed call counts
+    /// this many times) unless it is 1.
+    std::uint32_t timing_period = 1;
     log2_histogram sizes, lifetimes_ns, lifetimes_allocs;
     std::vector<site_stats> sites;  ///< only sites with calls, any order
     std::vector<thread_stats> threads;
