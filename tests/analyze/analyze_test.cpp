@@ -260,6 +260,21 @@ TEST_F(analyze_test, sampled_durations_are_scaled_by_the_timing_period) {
     EXPECT_EQ(d.time_ns, 112u);
 }
 
+TEST_F(analyze_test, calls_the_tracer_could_not_record_are_reported) {
+    {
+        rtmem::testing::trace_writer w(path("d.rtt"));
+        w.event(0, op::malloc, 10, 0x100, 8);
+        w.finish(rtmem::trace_format::end_reason::exit, true, 3);
+    }
+    trace_reader r(path("d.rtt"));
+    EXPECT_EQ(r.dropped_events(), 3u);
+    EXPECT_EQ(rtmem::analyze::describe(r).dropped, 3u);
+    std::ostringstream text;
+    rtmem::analyze::site_names names(r, nullptr);
+    rtmem::analyze::print_text(text, rtmem::analyze::describe(r), analyze_events(r), names, 5);
+    EXPECT_NE(text.str().find("3 calls were not recorded"), std::string::npos) << text.str();
+}
+
 TEST_F(analyze_test, version_1_traces_timed_every_call_and_still_read) {
     {
         rtmem::testing::trace_writer w(path("v1.rtt"), 4242, true, 1, 1);

@@ -83,11 +83,12 @@ class trace_writer {
     /// Flushes the events and, unless `with_end` is false (a killed process), the end chunk.
     /// The end chunk carries the index of the events chunks, as the tracer writes it.
     void finish(trace_format::end_reason reason = trace_format::end_reason::exit,
-                bool with_end = true) {
+                bool with_end = true, std::uint64_t dropped = 0) {
         for (auto& [t, b] : buffers_) flush(t);
         if (with_end) {
             trace_format::end_record end{};
             end.reason = static_cast<std::uint32_t>(reason);
+            end.dropped = dropped;
             std::vector<char> payload(sizeof end + index_.size() * sizeof(index_[0]));
             std::memcpy(payload.data(), &end, sizeof end);
             if (!index_.empty()) {

@@ -101,7 +101,11 @@ int run_record(const record_args& a) {
         std::cerr << "rtmem: " << r.events << " events (" << r.allocations << " allocations), peak "
                   << rtmem::analyze::human_bytes(r.peak_live_bytes) << ", "
                   << rtmem::analyze::human_bytes(reader.file_size()) << " in " << file
-                  << (reader.complete() ? "" : " (incomplete)") << "\n";
+                  << (reader.complete() ? "" : " (incomplete)");
+        if (reader.dropped_events() != 0) {
+            std::cerr << "; " << reader.dropped_events() << " calls not recorded (while ending)";
+        }
+        std::cerr << "\n";
     } catch (const std::exception& e) {
         std::cerr << "rtmem: warning: no readable trace: " << e.what() << "\n";
     }

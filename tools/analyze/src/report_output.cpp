@@ -64,6 +64,7 @@ trace_info describe(const trace_reader& reader) {
     i.threads = reader.thread_count();
     i.file_size = reader.file_size();
     i.complete = reader.complete();
+    i.dropped = reader.dropped_events();
     switch (reader.end()) {
         case trace_end::exit:
             i.end = "exit";
@@ -247,6 +248,9 @@ void print_text(std::ostream& out, const trace_info& info, const report_data& r,
         << "  ended by " << info.end << "\n";
     if (!info.complete)
         out << "warning: the trace has no end record; it stops at the last complete chunk\n";
+    if (info.dropped != 0)
+        out << "warning: " << info.dropped
+            << " calls were not recorded (made while the process was ending)\n";
     out << "command: " << info.command << "\n";
     if (r.windowed) out << describe_window(r) << "\n";
     out << "\n";
@@ -300,10 +304,10 @@ void print_text(std::ostream& out, const trace_info& info, const report_data& r,
 nlohmann::json to_json(const trace_info& info, const report_data& r, site_names& names,
                        std::size_t top) {
     nlohmann::json j;
-    j["trace"] = {{"file", info.file},         {"program", info.program},
-                  {"command", info.command},   {"pid", info.pid},
-                  {"threads", info.threads},   {"file_size", info.file_size},
-                  {"complete", info.complete}, {"end", info.end}};
+    j["trace"] = {
+        {"file", info.file},         {"program", info.program}, {"command", info.command},
+        {"pid", info.pid},           {"threads", info.threads}, {"file_size", info.file_size},
+        {"complete", info.complete}, {"end", info.end},         {"dropped", info.dropped}};
     nlohmann::json calls;
     for (std::size_t k = 0; k < op_count; ++k) calls[op_name(static_cast<op>(k))] = r.calls[k];
     if (r.windowed) {

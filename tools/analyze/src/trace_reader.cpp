@@ -59,6 +59,7 @@ struct trace_reader::impl {
     bool complete = false;
     trace_end end = trace_end::unknown;
     int end_signal = 0;
+    std::uint64_t dropped = 0;
     ZSTD_DCtx* dctx = nullptr;
     std::vector<char> scratch;
     std::unordered_map<std::uint64_t, fmt::index_entry> index;  // by chunk offset
@@ -284,6 +285,7 @@ struct trace_reader::impl {
                 fail(c.offset, "bad end reason");
         }
         end_signal = static_cast<int>(r.signal);
+        dropped = r.dropped;
         complete = true;
         index_offset = c.offset;
         for (std::uint32_t i = 0; i < c.header.count; ++i) {
@@ -556,6 +558,9 @@ trace_end trace_reader::end() const noexcept {
 }
 int trace_reader::end_signal() const noexcept {
     return impl_->end_signal;
+}
+std::uint64_t trace_reader::dropped_events() const noexcept {
+    return impl_->dropped;
 }
 void trace_reader::set_window(time_window w) {
     impl_->window = w;

@@ -38,7 +38,8 @@ struct trace_info {
     std::uint32_t pid = 0, threads = 0;
     std::uint64_t file_size = 0;
     bool complete = true;
-    std::string end;  ///< "exit", "signal 6", ...
+    std::string end;            ///< "exit", "signal 6", ...
+    std::uint64_t dropped = 0;  ///< calls not recorded (see trace_reader::dropped_events)
 };
 [[nodiscard]] trace_info describe(const trace_reader& reader);
 
