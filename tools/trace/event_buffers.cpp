@@ -307,11 +307,14 @@ void release_buffer(void* p) {
     b->in_use.store(false, std::memory_order_release);
 }
 
-// Bounded wait for a flag to clear (a signal handler must not wait forever).
+// Bounded wait: a signal handler must not wait long, and nothing may hang the exit of the
+// program (a thread that left record() by longjmp from a signal handler never clears `busy`).
 template <class Ready>
 bool wait_for(Ready ready, bool in_signal) noexcept {
-    for (int i = 0; !ready(); ++i) {
-        if (in_signal && i > 20000) return false;
+    std::uint64_t limit = in_signal ? 50000000ull : 2000000000ull;  // 50 ms, 2 s
+    std::uint64_t start = now_ns();
+    while (!ready()) {
+        if (now_ns() - start > limit) return false;
         sched_yield();
     }
     return true;
