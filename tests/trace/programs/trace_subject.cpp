@@ -274,6 +274,21 @@ int main(int argc, char** argv) {
     if (mode == "tls") return run_tls();
     if (mode == "frames") return run_frames();
     if (mode == "chains") return run_chains();
+    if (mode == "exit-while-busy") {  // exit() while four threads still allocate
+        for (int t = 0; t < 4; ++t) {
+            std::thread([] {
+                for (;;) {
+                    void* p = std::malloc(7171);
+                    sink = p;
+                    std::free(p);
+                }
+            }).detach();
+        }
+        usleep(200000);
+        std::printf("exiting\n");
+        std::fflush(stdout);
+        std::exit(0);
+    }
     if (mode == "kill-me") {  // the test kills this process with SIGKILL once it is ready
         static void* blocks[100];
         for (auto& b : blocks) b = std::malloc(6161);

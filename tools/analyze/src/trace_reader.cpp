@@ -60,6 +60,7 @@ struct trace_reader::impl {
     trace_end end = trace_end::unknown;
     int end_signal = 0;
     std::uint64_t dropped = 0;
+    std::uint64_t recorded = 0;
     ZSTD_DCtx* dctx = nullptr;
     std::vector<char> scratch;
     std::unordered_map<std::uint64_t, fmt::index_entry> index;  // by chunk offset
@@ -286,6 +287,7 @@ struct trace_reader::impl {
         }
         end_signal = static_cast<int>(r.signal);
         dropped = r.dropped;
+        recorded = r.events;
         complete = true;
         index_offset = c.offset;
         for (std::uint32_t i = 0; i < c.header.count; ++i) {
@@ -561,6 +563,9 @@ int trace_reader::end_signal() const noexcept {
 }
 std::uint64_t trace_reader::dropped_events() const noexcept {
     return impl_->dropped;
+}
+std::uint64_t trace_reader::recorded_events() const noexcept {
+    return impl_->recorded;
 }
 void trace_reader::set_window(time_window w) {
     impl_->window = w;

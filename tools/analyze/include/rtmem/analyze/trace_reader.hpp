@@ -72,6 +72,9 @@ class trace_reader final : public event_source {
     /// Calls the tracer saw but could not record (from the end record; 0 without one), e.g.
     /// made by other threads while the process was already ending.
     [[nodiscard]] std::uint64_t dropped_events() const noexcept;
+    /// Events the tracer says it recorded (from the end record; 0 without one): equal to the
+    /// events in the file unless output was lost.
+    [[nodiscard]] std::uint64_t recorded_events() const noexcept;
     /// Restricts next() to the events in `w` and rewinds. With an index (complete traces)
     /// chunks outside the window are skipped unread; without one (a killed process) every
     /// chunk up to the window's end is decoded and filtered. The default is the whole trace.
