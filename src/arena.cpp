@@ -83,12 +83,6 @@ void arena::release_all() noexcept {
     }
 }
 
-void* arena::bad_alignment(std::size_t size, std::size_t align) const noexcept {
-    report_violation(violation_kind::bad_alignment, name, nullptr, size,
-                     "alignment %zu is not a power of two", align);
-    return nullptr;
-}
-
 arena::chunk* arena::new_chunk(std::size_t bytes) noexcept {
     void* mem = upstream_.allocate(bytes, default_alignment);
     if (mem == nullptr) return nullptr;

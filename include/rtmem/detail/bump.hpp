@@ -1,10 +1,11 @@
 // Shared pieces of the stack-ordered allocators: a type-erased upstream reference, owner tags
-// for markers, and the bump step itself.
+// for markers, the bump step itself and the reports of their cold paths.
 #pragma once
 #include <atomic>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "rtmem/core/allocator.hpp"
 #include "rtmem/core/malloc_allocator.hpp"
@@ -61,6 +62,24 @@ inline std::uint32_t next_owner_tag() noexcept {
     if (size > e - t || a + size > e) [[unlikely]]
         return nullptr;
     return top + (a - t);
+}
+
+/// Reports a non-power-of-two alignment; returns the nullptr allocate then hands back.
+RTMEM_NOINLINE inline void* bad_alignment(std::string_view allocator, std::size_t size,
+                                          std::size_t align) noexcept {
+    report_violation(violation_kind::bad_alignment, allocator, nullptr, size,
+                     "alignment %zu is not a power of two", align);
+    return nullptr;
+}
+
+/// Reports a deallocate of a pointer that is not a live block, for the allocators whose
+/// deallocate otherwise does nothing.
+RTMEM_NOINLINE inline void not_live(std::string_view allocator, void* p,
+                                    std::size_t size) noexcept {
+    report_violation(violation_kind::foreign_pointer, allocator, p, size,
+                     "deallocate of %p: not a live block of this allocator (never allocated "
+                     "here, or already rewound or reset)",
+                     p);
 }
 
 }  // namespace rtmem::detail
