@@ -121,6 +121,8 @@ class arena {
     RTMEM_NOINLINE void* grow(std::size_t size, std::size_t align) noexcept;
     chunk* new_chunk(std::size_t bytes) noexcept;
     void retire(chunk* c) noexcept;
+    void give_back(chunk* c) noexcept;  // to the upstream, whatever keep_chunks says
+    void drop_cache() noexcept;         // gives back every cached chunk
     void drop_regular_until(chunk* keep, bool keep_oldest) noexcept;
     void drop_dedicated_until(const chunk* keep) noexcept;
     [[nodiscard]] bool valid(const marker_type& m) const noexcept;
