@@ -71,12 +71,10 @@ class arena {
             return detail::bad_alignment(name, size, align);
 #endif
         size += static_cast<std::size_t>(size == 0);
-        std::byte* p = detail::bump(top_, end_, size, align);
+        std::byte* p = detail::bump_block(top_, end_, size, align);
         if (p == nullptr) [[unlikely]]
             return grow(size, align);
-        top_ = p + size;
         ++total_;
-        detail::unpoison(p, size);
         return p;
     }
 

@@ -74,12 +74,9 @@ class double_ended_allocator {
 #endif
         size += static_cast<std::size_t>(size == 0);
         if (s == side::bottom) {
-            std::byte* p = detail::bump(low_, high_, size, align);
-            if (p == nullptr) [[unlikely]]
-                return nullptr;
-            low_ = p + size;
-            ++total_[0];
-            detail::unpoison(p, size);
+            std::byte* p = detail::bump_block(low_, high_, size, align);
+            if (p != nullptr) [[likely]]
+                ++total_[0];
             return p;
         }
         // Top side: the block ends at or below high_, starts aligned, stays above low_.

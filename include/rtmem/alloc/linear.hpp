@@ -68,12 +68,9 @@ class linear_allocator {
             return detail::bad_alignment(name, size, align);
 #endif
         size += static_cast<std::size_t>(size == 0);  // a unique pointer for size 0
-        std::byte* p = detail::bump(top_, buf_.end(), size, align);
-        if (p == nullptr) [[unlikely]]
-            return nullptr;
-        top_ = p + size;
-        ++total_;
-        detail::unpoison(p, size);
+        std::byte* p = detail::bump_block(top_, buf_.end(), size, align);
+        if (p != nullptr) [[likely]]
+            ++total_;
         return p;
     }
 

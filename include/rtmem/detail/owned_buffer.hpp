@@ -75,11 +75,4 @@ class owned_buffer {
     bool owned_ = false;
 };
 
-/// Gives back the bytes from `to` up to `top` (a rewind, reset or LIFO free): they are poisoned
-/// and the top moves down to `to`.
-RTMEM_ALWAYS_INLINE void retreat(std::byte*& top, std::byte* to) noexcept {
-    poison(to, static_cast<std::size_t>(top - to));
-    top = to;
-}
-
 }  // namespace rtmem::detail
