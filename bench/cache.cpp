@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "malloc_origin.hpp"
+#include "common.hpp"
 #include "suite_mode.hpp"
 
 namespace {
@@ -159,9 +159,5 @@ int main(int argc, char** argv) {
             }
         }
     }
-    rtmem::bench::record_malloc_origin();
-    benchmark::Initialize(&argc, argv);
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return rtmem::bench::run_benchmarks(argc, argv);
 }

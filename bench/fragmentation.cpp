@@ -21,23 +21,12 @@
 #include <rtmem/alloc/tlsf.hpp>
 #include <span>
 
+#include "common.hpp"
 #include "floors.hpp"
-#include "malloc_origin.hpp"
 #include "peer_heaps.hpp"
 #include "suite_mode.hpp"
 
 namespace {
-
-struct xorshift {
-    std::uint64_t s = 0x853C49E6748FEA9Bull;
-    std::uint64_t next() {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        return s;
-    }
-    std::size_t below(std::size_t n) { return static_cast<std::size_t>(next() % n); }
-};
 
 long status_kib(const char* field) {
     FILE* f = std::fopen("/proc/self/status", "r");
@@ -104,7 +93,7 @@ outcome run_workload(std::size_t target) {
     }
     const long start_kib = status_kib("VmRSS:");
     auto a = std::make_unique<A>();
-    xorshift rng;
+    rtmem::bench::xorshift rng{0x853C49E6748FEA9Bull};
     struct block {
         void* p;
         std::size_t n;
@@ -190,9 +179,5 @@ int main(int argc, char** argv) {
         "rtmem_free_list_first_fit");
     add<rtmem_buffer_adapter<rtmem::free_list_allocator<rtmem::best_fit>>>(
         "rtmem_free_list_best_fit");
-    rtmem::bench::record_malloc_origin();
-    benchmark::Initialize(&argc, argv);
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return rtmem::bench::run_benchmarks(argc, argv);
 }

@@ -29,8 +29,8 @@
 #include <rtmem/alloc/tlsf.hpp>
 #include <span>
 
+#include "common.hpp"
 #include "floors.hpp"
-#include "malloc_origin.hpp"
 #include "peer_heaps.hpp"
 #include "suite_mode.hpp"
 
@@ -43,17 +43,6 @@ constexpr std::size_t pool_churn = 32;
 constexpr std::size_t pooled_size = 64;
 constexpr std::size_t lasting_frames = 120;
 constexpr int warmup_frames = 240;
-
-struct xorshift {
-    std::uint64_t s = 0x9E3779B97F4A7C15ull;
-    std::uint64_t next() {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        return s;
-    }
-    std::size_t below(std::size_t n) { return static_cast<std::size_t>(next() % n); }
-};
 
 inline void touch(void* p) {
     *static_cast<volatile unsigned char*>(p) = 1;
@@ -151,7 +140,7 @@ struct rtmem_strategy {  // one rtmem allocator per kind of allocation
 template <class S>
 struct world {
     S s;
-    xorshift rng;
+    rtmem::bench::xorshift rng{0x9E3779B97F4A7C15ull};
     std::vector<void*> pool_objects;
     std::array<std::pair<void*, std::size_t>, lasting_frames> lasting{};
     std::size_t frame_index = 0;
@@ -261,9 +250,5 @@ int main(int argc, char** argv) {
     add<pmr_strategy>(frames);
     add<floor_strategy>(frames);
     add<rtmem_strategy>(frames);
-    rtmem::bench::record_malloc_origin();
-    benchmark::Initialize(&argc, argv);
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return rtmem::bench::run_benchmarks(argc, argv);
 }

@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "common.hpp"
 #include "floors.hpp"
-#include "malloc_origin.hpp"
 #include "suite_mode.hpp"
 
 #include <rtmem/alloc/arena.hpp>
@@ -46,53 +46,38 @@ void arena_new(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(object_count));
 }
 
-// The lecture's Arena: align up, add, placement new; reset between iterations.
-void arena_lecture(benchmark::State& state) {
-    rtmem::bench::bump_floor arena(object_count * sizeof(Big) + 4096);
+// object_count Bigs placement-new'd from a bump allocator per iteration; the reset happens
+// outside the timed region (the lecture's Arena is reset between iterations).
+template <class Bump>
+void bump_and_reset(benchmark::State& state, Bump& bump) {
     std::vector<Big*> bigs;
     bigs.reserve(object_count);
     for (auto _ : state) {
         for (std::size_t i = 0; i < object_count; ++i)
-            bigs.push_back(new (arena.allocate(sizeof(Big), alignof(Big))) Big());
+            bigs.push_back(new (bump.allocate(sizeof(Big), alignof(Big))) Big());
         benchmark::DoNotOptimize(bigs.data());
         state.PauseTiming();
         bigs.clear();
-        arena.reset();
+        bump.reset();
         state.ResumeTiming();
     }
     state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(object_count));
+}
+
+// The lecture's Arena: align up, add, placement new.
+void arena_lecture(benchmark::State& state) {
+    rtmem::bench::bump_floor arena(object_count * sizeof(Big) + 4096);
+    bump_and_reset(state, arena);
 }
 
 void arena_rtmem(benchmark::State& state) {
     rtmem::arena arena{object_count * sizeof(Big) + 4096};
-    std::vector<Big*> bigs;
-    bigs.reserve(object_count);
-    for (auto _ : state) {
-        for (std::size_t i = 0; i < object_count; ++i)
-            bigs.push_back(new (arena.allocate(sizeof(Big), alignof(Big))) Big());
-        benchmark::DoNotOptimize(bigs.data());
-        state.PauseTiming();
-        bigs.clear();
-        arena.reset();
-        state.ResumeTiming();
-    }
-    state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(object_count));
+    bump_and_reset(state, arena);
 }
 
 void linear_rtmem(benchmark::State& state) {
     rtmem::linear_allocator linear{object_count * sizeof(Big) + 4096};
-    std::vector<Big*> bigs;
-    bigs.reserve(object_count);
-    for (auto _ : state) {
-        for (std::size_t i = 0; i < object_count; ++i)
-            bigs.push_back(new (linear.allocate(sizeof(Big), alignof(Big))) Big());
-        benchmark::DoNotOptimize(bigs.data());
-        state.PauseTiming();
-        bigs.clear();
-        linear.reset();
-        state.ResumeTiming();
-    }
-    state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(object_count));
+    bump_and_reset(state, linear);
 }
 
 // ---- SSO (snippets 35-36) -----------------------------------------------------------------
@@ -347,9 +332,5 @@ int main(int argc, char** argv) {
     RegisterBenchmark("lecture/array/column_major", grid_bench, false)
         ->Unit(benchmark::kMillisecond);
     RegisterBenchmark("lecture/array/row_major", grid_bench, true)->Unit(benchmark::kMillisecond);
-    rtmem::bench::record_malloc_origin();
-    benchmark::Initialize(&argc, argv);
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return rtmem::bench::run_benchmarks(argc, argv);
 }

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "malloc_origin.hpp"
+#include "common.hpp"
 #include "suite_mode.hpp"
 
 namespace {
@@ -98,9 +98,5 @@ int main(int argc, char** argv) {
             b->Unit(benchmark::kMillisecond);
         }
     }
-    rtmem::bench::record_malloc_origin();
-    benchmark::Initialize(&argc, argv);
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return rtmem::bench::run_benchmarks(argc, argv);
 }

@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common.hpp"
 #include "rtmem/alloc/pool.hpp"
 #include "rtmem/containers/object_pool.hpp"
 
@@ -221,25 +222,18 @@ BENCHMARK(BM_make_unique)->PARTICLE_ARGS;
 BENCHMARK(BM_pool_alloc)->PARTICLE_ARGS;
 BENCHMARK(BM_object_pool)->PARTICLE_ARGS;
 
-class ratio_reporter : public benchmark::ConsoleReporter {
-  public:
-    void ReportRuns(const std::vector<Run>& runs) override {
-        ConsoleReporter::ReportRuns(runs);
-        for (const auto& r : runs) {
-            if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "median") continue;
-            auto& row = rows_[r.run_name.args][r.run_name.function_name];
-            row[0] = r.GetAdjustedCPUTime();
-            for (std::size_t k = 0; k < 3; ++k) {
-                const char* name = k == 0   ? "frame_p50_ns"
-                                   : k == 1 ? "frame_p99_ns"
-                                            : "frame_max_ns";
-                auto it = r.counters.find(name);
-                row[k + 1] = it == r.counters.end() ? 0.0 : static_cast<double>(it->second);
-            }
+class ratio_reporter : public rtmem::bench::table_reporter {
+  protected:
+    void record(const Run& r) override {
+        auto& row = rows_[r.run_name.args][r.run_name.function_name];
+        row[0] = r.GetAdjustedCPUTime();
+        for (std::size_t k = 0; k < 3; ++k) {
+            const char* name = k == 0 ? "frame_p50_ns" : k == 1 ? "frame_p99_ns" : "frame_max_ns";
+            auto it = r.counters.find(name);
+            row[k + 1] = it == r.counters.end() ? 0.0 : static_cast<double>(it->second);
         }
     }
-    void Finalize() override {
-        ConsoleReporter::Finalize();
+    void print_table() override {
         std::printf("\nnew_delete / variant (higher = variant faster): cpu, frame p50, p99, max\n");
         for (auto& [args, by] : rows_) {
             const auto& base = by["BM_new_delete"];
@@ -259,10 +253,5 @@ class ratio_reporter : public benchmark::ConsoleReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-    ratio_reporter reporter;
-    benchmark::RunSpecifiedBenchmarks(&reporter);
-    benchmark::Shutdown();
-    return 0;
+    return rtmem::bench::run_with_reporter<ratio_reporter>(argc, argv);
 }

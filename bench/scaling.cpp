@@ -16,8 +16,8 @@
 #include <rtmem/alloc/tlsf.hpp>
 #include <span>
 
+#include "common.hpp"
 #include "floors.hpp"
-#include "malloc_origin.hpp"
 #include "peer_heaps.hpp"
 #include "suite_mode.hpp"
 
@@ -31,17 +31,6 @@
 namespace {
 
 constexpr std::size_t fixed_size = 64;
-
-struct xorshift {
-    std::uint64_t s = 0x2545F4914F6CDD1Dull;
-    std::uint64_t next() {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        return s;
-    }
-    std::size_t below(std::size_t n) { return static_cast<std::size_t>(next() % n); }
-};
 
 // ---- adapters: allocate(size) / deallocate(p, size) on an instance ----------------------
 template <class Heap>
@@ -119,7 +108,7 @@ constexpr bool drops_all = requires {
 template <class A>
 void churn(benchmark::State& state, std::size_t live) {
     auto a = std::make_unique<A>(live);
-    xorshift rng;
+    rtmem::bench::xorshift rng{0x2545F4914F6CDD1Dull};
     auto size_of = [&] { return A::fixed ? fixed_size : 16 + rng.below(241); };
     std::vector<void*> blocks(live);
     std::vector<std::size_t> sizes(live);
@@ -176,9 +165,5 @@ int main(int argc, char** argv) {
 #ifdef RTMEM_HAVE_FOONATHAN
     add<foonathan_adapter>("foonathan_pool_64B", lives);
 #endif
-    rtmem::bench::record_malloc_origin();
-    benchmark::Initialize(&argc, argv);
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return rtmem::bench::run_benchmarks(argc, argv);
 }

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common.hpp"
 #include "rtmem/containers/soa_vector.hpp"
 
 namespace {
@@ -210,17 +211,12 @@ BENCHMARK(BM_aos_all_fields)->Arg(5000)->Arg(1000000);
 BENCHMARK(BM_soa_all_fields)->Arg(5000)->Arg(1000000);
 
 // Console output plus, at the end, each variant's time relative to the hand-written SoA.
-class ratio_reporter : public benchmark::ConsoleReporter {
-  public:
-    void ReportRuns(const std::vector<Run>& runs) override {
-        ConsoleReporter::ReportRuns(runs);
-        for (const auto& r : runs) {
-            if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "median") continue;
-            times_[r.run_name.args][r.run_name.function_name] = r.GetAdjustedCPUTime();
-        }
+class ratio_reporter : public rtmem::bench::table_reporter {
+  protected:
+    void record(const Run& r) override {
+        times_[r.run_name.args][r.run_name.function_name] = r.GetAdjustedCPUTime();
     }
-    void Finalize() override {
-        ConsoleReporter::Finalize();
+    void print_table() override {
         std::printf("\nCPU time relative to hand_soa (lower is faster; target soa_* <= 1.05):\n");
         for (auto& [n, by_name] : times_) {
             const double floor = by_name["BM_hand_soa"];
@@ -247,10 +243,5 @@ class ratio_reporter : public benchmark::ConsoleReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-    ratio_reporter reporter;
-    benchmark::RunSpecifiedBenchmarks(&reporter);
-    benchmark::Shutdown();
-    return 0;
+    return rtmem::bench::run_with_reporter<ratio_reporter>(argc, argv);
 }

@@ -73,20 +73,21 @@ void arena::release_all() noexcept {
     options_.keep_chunks = false;
     drop_regular_until(nullptr, false);
     options_.keep_chunks = keep;
-    while (cache_ != nullptr) {
-        chunk* c = std::exchange(cache_, cache_->prev);
-        --cached_;
-        --chunks_;
-        reserved_ -= c->bytes;
-        detail::unpoison(c, c->bytes);
-        upstream_.deallocate(c, c->bytes, default_alignment);
-    }
+    drop_cache();
 }
 
-void* arena::bad_alignment(std::size_t size, std::size_t align) const noexcept {
-    report_violation(violation_kind::bad_alignment, name, nullptr, size,
-                     "alignment %zu is not a power of two", align);
-    return nullptr;
+void arena::give_back(chunk* c) noexcept {
+    --chunks_;
+    reserved_ -= c->bytes;
+    detail::unpoison(c, c->bytes);
+    upstream_.deallocate(c, c->bytes, default_alignment);
+}
+
+void arena::drop_cache() noexcept {
+    while (cache_ != nullptr) {
+        --cached_;
+        give_back(std::exchange(cache_, cache_->prev));
+    }
 }
 
 arena::chunk* arena::new_chunk(std::size_t bytes) noexcept {
@@ -108,10 +109,7 @@ void arena::retire(chunk* c) noexcept {
         ++cached_;
         return;
     }
-    --chunks_;
-    reserved_ -= c->bytes;
-    detail::unpoison(c, c->bytes);
-    upstream_.deallocate(c, c->bytes, default_alignment);
+    give_back(c);
 }
 
 void* arena::grow(std::size_t size, std::size_t align) noexcept {
@@ -224,10 +222,7 @@ void arena::drop_dedicated_until(const chunk* keep) noexcept {
         chunk* c = dedicated_;
         dedicated_ = c->prev;
         dedicated_used_ -= c->used_before;
-        --chunks_;
-        reserved_ -= c->bytes;
-        detail::unpoison(c, c->bytes);
-        upstream_.deallocate(c, c->bytes, default_alignment);  // never cached: sizes vary
+        give_back(c);  // never cached: sizes vary
     }
 }
 
@@ -270,21 +265,10 @@ void arena::reset() noexcept {
 }
 
 void arena::shrink_to_fit() noexcept {
-    while (cache_ != nullptr) {
-        chunk* c = std::exchange(cache_, cache_->prev);
-        --cached_;
-        --chunks_;
-        reserved_ -= c->bytes;
-        detail::unpoison(c, c->bytes);
-        upstream_.deallocate(c, c->bytes, default_alignment);
-    }
+    drop_cache();
     if (head_ != nullptr && head_->prev == nullptr && top_ == payload(head_)) {
-        chunk* c = std::exchange(head_, nullptr);
+        give_back(std::exchange(head_, nullptr));
         top_ = end_ = nullptr;
-        --chunks_;
-        reserved_ -= c->bytes;
-        detail::unpoison(c, c->bytes);
-        upstream_.deallocate(c, c->bytes, default_alignment);
     }
 }
 

@@ -13,8 +13,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common.hpp"
 #include "floors.hpp"
-#include "malloc_origin.hpp"
 #include "suite_mode.hpp"
 
 #include <rtmem/adapt/temporary.hpp>
@@ -197,9 +197,5 @@ int main(int argc, char** argv) {
             ->Unit(benchmark::kMicrosecond);
 #endif
     }
-    rtmem::bench::record_malloc_origin();
-    benchmark::Initialize(&argc, argv);
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return rtmem::bench::run_benchmarks(argc, argv);
 }

@@ -60,26 +60,11 @@ void* new_or_throw(std::size_t n, std::size_t align) {
 bool available() noexcept {
     return true;
 }
-void set_profiling(bool on) noexcept {
-    detail::profiling_on.store(on);
-}
-bool profiling() noexcept {
-    return detail::profiling_on.load(std::memory_order_relaxed);
-}
-totals read() noexcept {
-    return detail::sum();
-}
 void* counted_malloc(std::size_t n) noexcept {
     return timed_alloc(n, alignof(std::max_align_t));
 }
 void counted_free(void* p) noexcept {
     timed_free(p);
-}
-
-void add_rtmem_call(std::uint64_t c) noexcept {
-    auto& s = mine();
-    s.bump(s.rtmem_calls, 1);
-    if (c != 0) s.bump(s.rtmem_cycles, c);
 }
 
 }  // namespace demo::heap

@@ -1,6 +1,6 @@
-// Per-thread counter slots shared by heap_counters.cpp and heap_counters_off.cpp. Each thread
-// owns one slot and is its only writer (relaxed load + store, no locked instruction on the
-// counting path); readers sum all slots.
+// Per-thread counter slots shared by heap_counters.cpp, heap_counters_common.cpp and metered.hpp.
+// Each thread owns one slot and is its only writer (relaxed load + store, no locked instruction
+// on the counting path); readers sum all slots.
 #pragma once
 #include <algorithm>
 #include <atomic>

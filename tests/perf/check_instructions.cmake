@@ -6,9 +6,12 @@ if(NOT VALGRIND OR NOT EXISTS "${VALGRIND}")
   return()
 endif()
 
-# instructions collected inside `function` while the driver runs `case` CALLS times
+# instructions collected inside `function` while the driver runs `case` CALLS times. The output
+# file is named after this test too (its CASE and FUNCTIONS): every test collects the baseline,
+# and ctest runs tests in parallel, so a shared name let one test remove another's file.
+string(MAKE_C_IDENTIFIER "${CASE}.${FUNCTIONS}" this_test)
 function(collect case function result)
-  set(out "${WORK_DIR}/callgrind.${case}.${function}.out")
+  set(out "${WORK_DIR}/callgrind.${this_test}.${case}.${function}.out")
   file(REMOVE "${out}")
   execute_process(
     COMMAND "${VALGRIND}" --tool=callgrind --toggle-collect=${function}

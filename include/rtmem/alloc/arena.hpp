@@ -68,33 +68,23 @@ class arena {
         std::size_t size, std::size_t align = default_alignment) noexcept {
 #if RTMEM_CHECKS
         if (!is_pow2(align)) [[unlikely]]
-            return bad_alignment(size, align);
+            return detail::bad_alignment(name, size, align);
 #endif
         size += static_cast<std::size_t>(size == 0);
-        std::byte* p = detail::bump(top_, end_, size, align);
+        std::byte* p = detail::bump_block(top_, end_, size, align);
         if (p == nullptr) [[unlikely]]
             return grow(size, align);
-        top_ = p + size;
         ++total_;
-        detail::unpoison(p, size);
         return p;
     }
 
     /// Does nothing (blocks come back by rewind or reset). With checks at level 2 a pointer the
     /// arena does not own is reported (owns() walks the chunks).
-    void deallocate(void* p, std::size_t size, std::size_t align = default_alignment) noexcept {
-        (void)align;
-#if RTMEM_CHECKS >= 2
-        if (p != nullptr && !owns(p)) [[unlikely]]
-            report_violation(violation_kind::foreign_pointer, name, p, size,
-                             "deallocate of %p: not a live block of this arena (never allocated "
-                             "here, or already "
-                             "rewound or reset)",
-                             p);
-#else
-        (void)p;
-        (void)size;
-#endif
+    void deallocate([[maybe_unused]] void* p, [[maybe_unused]] std::size_t size,
+                    std::size_t /*align*/ = default_alignment) noexcept {
+        if constexpr (check_level >= 2)
+            if (p != nullptr && !owns(p)) [[unlikely]]
+                detail::not_live(name, p, size);
     }
 
     [[nodiscard]] marker_type marker() const noexcept;
@@ -127,9 +117,10 @@ class arena {
 
   private:
     RTMEM_NOINLINE void* grow(std::size_t size, std::size_t align) noexcept;
-    RTMEM_NOINLINE void* bad_alignment(std::size_t size, std::size_t align) const noexcept;
     chunk* new_chunk(std::size_t bytes) noexcept;
     void retire(chunk* c) noexcept;
+    void give_back(chunk* c) noexcept;  // to the upstream, whatever keep_chunks says
+    void drop_cache() noexcept;         // gives back every cached chunk
     void drop_regular_until(chunk* keep, bool keep_oldest) noexcept;
     void drop_dedicated_until(const chunk* keep) noexcept;
     [[nodiscard]] bool valid(const marker_type& m) const noexcept;

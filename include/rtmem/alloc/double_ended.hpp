@@ -8,6 +8,7 @@
 
 #include "rtmem/core/allocator.hpp"
 #include "rtmem/detail/bump.hpp"
+#include "rtmem/detail/owned_buffer.hpp"
 #include "rtmem/detail/sanitizer.hpp"
 
 namespace rtmem {
@@ -40,11 +41,9 @@ class double_ended_allocator {
 
     class view;
 
-    explicit double_ended_allocator(std::span<std::byte> buffer) noexcept
-        : begin_(buffer.data()), end_(begin_ + buffer.size()) {
-        low_ = begin_;
-        high_ = end_;
-        detail::poison(begin_, buffer.size());
+    explicit double_ended_allocator(std::span<std::byte> buffer) noexcept : buf_(buffer) {
+        low_ = buf_.begin();
+        high_ = buf_.end();
     }
     template <allocator Upstream>
     double_ended_allocator(std::size_t capacity, Upstream& upstream) noexcept
@@ -52,44 +51,32 @@ class double_ended_allocator {
     explicit double_ended_allocator(std::size_t capacity) noexcept
         : double_ended_allocator(capacity, detail::upstream_ref()) {}
     double_ended_allocator(std::size_t capacity, detail::upstream_ref upstream) noexcept
-        : upstream_(upstream), owns_buffer_(true) {
-        auto* p = static_cast<std::byte*>(upstream_.allocate(capacity, default_alignment));
-        if (p == nullptr) return;
-        begin_ = low_ = p;
-        end_ = high_ = p + capacity;
-        detail::poison(begin_, capacity);
+        : buf_(capacity, upstream) {
+        low_ = buf_.begin();
+        high_ = buf_.end();
     }
     double_ended_allocator(double_ended_allocator&& o) noexcept {
         take(o);
     }
     double_ended_allocator& operator=(double_ended_allocator&& o) noexcept {
-        if (this != &o) {
-            release();
-            take(o);
-        }
+        if (this != &o) take(o);
         return *this;
     }
     double_ended_allocator(const double_ended_allocator&) = delete;
     double_ended_allocator& operator=(const double_ended_allocator&) = delete;
-    ~double_ended_allocator() {
-        release();
-    }
 
     [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(std::size_t size,
                                                      std::size_t align = default_alignment,
                                                      side s = side::bottom) noexcept {
 #if RTMEM_CHECKS
         if (!is_pow2(align)) [[unlikely]]
-            return bad_alignment(size, align);
+            return detail::bad_alignment(name, size, align);
 #endif
         size += static_cast<std::size_t>(size == 0);
         if (s == side::bottom) {
-            std::byte* p = detail::bump(low_, high_, size, align);
-            if (p == nullptr) [[unlikely]]
-                return nullptr;
-            low_ = p + size;
-            ++total_[0];
-            detail::unpoison(p, size);
+            std::byte* p = detail::bump_block(low_, high_, size, align);
+            if (p != nullptr) [[likely]]
+                ++total_[0];
             return p;
         }
         // Top side: the block ends at or below high_, starts aligned, stays above low_.
@@ -107,18 +94,11 @@ class double_ended_allocator {
     }
 
     /// Does nothing (blocks come back by rewind or reset); a foreign pointer is reported.
-    void deallocate(void* p, std::size_t size, std::size_t align = default_alignment) noexcept {
-        (void)align;
-#if RTMEM_CHECKS
-        if (p != nullptr && !owns(p)) [[unlikely]]
-            report_violation(violation_kind::foreign_pointer, name, p, size,
-                             "deallocate of %p: not a live block of this allocator "
-                             "(never allocated here, or already rewound or reset)",
-                             p);
-#else
-        (void)p;
-        (void)size;
-#endif
+    void deallocate([[maybe_unused]] void* p, [[maybe_unused]] std::size_t size,
+                    std::size_t /*align*/ = default_alignment) noexcept {
+        if constexpr (check_level >= 1)
+            if (p != nullptr && !owns(p)) [[unlikely]]
+                detail::not_live(name, p, size);
     }
 
     [[nodiscard]] side_marker marker(side s) const noexcept {
@@ -140,8 +120,8 @@ class double_ended_allocator {
     void rewind(side_marker m, side s) noexcept {
         const int i = index(s);
 #if RTMEM_CHECKS
-        const bool bad =
-            s == side::bottom ? (m.pos < begin_ || m.pos > low_) : (m.pos > end_ || m.pos < high_);
+        const bool bad = s == side::bottom ? (m.pos < buf_.begin() || m.pos > low_)
+                                           : (m.pos > buf_.end() || m.pos < high_);
         if (bad || m.owner != owner_ * 2 + static_cast<std::uint32_t>(i) ||
             m.live > total_[i] - base_[i]) [[unlikely]] {
             report_violation(violation_kind::stale_marker, name, m.pos, 0,
@@ -153,8 +133,7 @@ class double_ended_allocator {
 #endif
         note_peak();
         if (s == side::bottom) {
-            detail::poison(m.pos, static_cast<std::size_t>(low_ - m.pos));
-            low_ = m.pos;
+            detail::retreat(low_, m.pos);
         } else {
             detail::poison(high_, static_cast<std::size_t>(m.pos - high_));
             high_ = m.pos;
@@ -171,11 +150,10 @@ class double_ended_allocator {
         note_peak();
         const int i = index(s);
         if (s == side::bottom) {
-            detail::poison(begin_, static_cast<std::size_t>(low_ - begin_));
-            low_ = begin_;
+            detail::retreat(low_, buf_.begin());
         } else {
-            detail::poison(high_, static_cast<std::size_t>(end_ - high_));
-            high_ = end_;
+            detail::poison(high_, static_cast<std::size_t>(buf_.end() - high_));
+            high_ = buf_.end();
         }
         base_[i] = total_[i];
     }
@@ -189,7 +167,7 @@ class double_ended_allocator {
     }
     [[nodiscard]] bool owns(const void* p, side s) const noexcept {
         const auto* b = static_cast<const std::byte*>(p);
-        return s == side::bottom ? (b >= begin_ && b < low_) : (b >= high_ && b < end_);
+        return s == side::bottom ? (b >= buf_.begin() && b < low_) : (b >= high_ && b < buf_.end());
     }
 
     [[nodiscard]] rtmem::stats stats() const noexcept {
@@ -215,8 +193,8 @@ class double_ended_allocator {
     }
 
     [[nodiscard]] bool check() const noexcept {
-        const bool ok = begin_ <= low_ && low_ <= high_ && high_ <= end_ && base_[0] <= total_[0] &&
-                        base_[1] <= total_[1];
+        const bool ok = buf_.begin() <= low_ && low_ <= high_ && high_ <= buf_.end() &&
+                        base_[0] <= total_[0] && base_[1] <= total_[1];
         if (!ok)
             report_violation(violation_kind::corrupted, name, low_, 0,
                              "sides crossed or outside the buffer: bottom top %p, top top %p",
@@ -225,10 +203,11 @@ class double_ended_allocator {
     }
 
     [[nodiscard]] std::size_t capacity() const noexcept {
-        return static_cast<std::size_t>(end_ - begin_);
+        return buf_.size();
     }
     [[nodiscard]] std::size_t used(side s) const noexcept {
-        return static_cast<std::size_t>(s == side::bottom ? low_ - begin_ : end_ - high_);
+        return static_cast<std::size_t>(s == side::bottom ? low_ - buf_.begin()
+                                                          : buf_.end() - high_);
     }
     /// Bytes between the two sides.
     [[nodiscard]] std::size_t free_bytes() const noexcept {
@@ -251,8 +230,7 @@ class double_ended_allocator {
         }
     }
     void take(double_ended_allocator& o) noexcept {
-        begin_ = std::exchange(o.begin_, nullptr);
-        end_ = std::exchange(o.end_, nullptr);
+        buf_ = std::move(o.buf_);
         low_ = std::exchange(o.low_, nullptr);
         high_ = std::exchange(o.high_, nullptr);
         for (int i = 0; i < 2; ++i) {
@@ -262,33 +240,17 @@ class double_ended_allocator {
         }
         peak_ = o.peak_;
         owner_ = o.owner_;
-        upstream_ = o.upstream_;
-        owns_buffer_ = std::exchange(o.owns_buffer_, false);
-    }
-    void release() noexcept {
-        if (begin_ != nullptr) detail::unpoison(begin_, capacity());  // caller memory too
-        if (owns_buffer_ && begin_ != nullptr)
-            upstream_.deallocate(begin_, capacity(), default_alignment);
-        begin_ = end_ = low_ = high_ = nullptr;
-        owns_buffer_ = false;
-    }
-    RTMEM_NOINLINE void* bad_alignment(std::size_t size, std::size_t align) const noexcept {
-        report_violation(violation_kind::bad_alignment, name, nullptr, size,
-                         "alignment %zu is not a power of two", align);
-        return nullptr;
     }
 
-    std::byte* begin_ = nullptr;
-    std::byte* end_ = nullptr;
+    // The fast path's fields first, so they share a cache line.
     std::byte* low_ = nullptr;   // bottom side's top (grows up)
     std::byte* high_ = nullptr;  // top side's top (grows down)
     std::size_t total_[2] = {0, 0};
+    detail::owned_buffer buf_;
     std::size_t base_[2] = {0, 0};
     std::size_t side_peak_[2] = {0, 0};
     std::size_t peak_ = 0;
     std::uint32_t owner_ = detail::next_owner_tag();
-    detail::upstream_ref upstream_{};
-    bool owns_buffer_ = false;
 };
 
 /// One side of a double_ended_allocator as an allocator with markers, reset and stats, so it can

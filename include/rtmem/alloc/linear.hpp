@@ -9,6 +9,7 @@
 
 #include "rtmem/core/allocator.hpp"
 #include "rtmem/detail/bump.hpp"
+#include "rtmem/detail/owned_buffer.hpp"
 #include "rtmem/detail/sanitizer.hpp"
 
 namespace rtmem {
@@ -32,9 +33,8 @@ class linear_allocator {
     };
 
     /// Over caller memory; the caller keeps it alive longer than the allocator.
-    explicit linear_allocator(std::span<std::byte> buffer) noexcept
-        : begin_(buffer.data()), top_(begin_), end_(begin_ + buffer.size()) {
-        detail::poison(begin_, buffer.size());
+    explicit linear_allocator(std::span<std::byte> buffer) noexcept : buf_(buffer) {
+        top_ = buf_.begin();
     }
 
     /// `capacity` bytes taken from `upstream` (held by pointer: it must outlive this allocator).
@@ -47,76 +47,40 @@ class linear_allocator {
         : linear_allocator(capacity, detail::upstream_ref()) {}
 
     linear_allocator(std::size_t capacity, detail::upstream_ref upstream) noexcept
-        : upstream_(upstream), owns_buffer_(true) {
-        auto* p = static_cast<std::byte*>(upstream_.allocate(capacity, default_alignment));
-        if (p == nullptr) return;
-        begin_ = top_ = p;
-        end_ = p + capacity;
-        detail::poison(begin_, capacity);
+        : buf_(capacity, upstream) {
+        top_ = buf_.begin();
     }
 
-    linear_allocator(linear_allocator&& o) noexcept
-        : begin_(std::exchange(o.begin_, nullptr)),
-          top_(std::exchange(o.top_, nullptr)),
-          end_(std::exchange(o.end_, nullptr)),
-          base_(o.base_),
-          total_(o.total_),
-          peak_(o.peak_),
-          owner_(o.owner_),
-          upstream_(o.upstream_),
-          owns_buffer_(std::exchange(o.owns_buffer_, false)) {}
-
+    linear_allocator(linear_allocator&& o) noexcept {
+        take(o);
+    }
     linear_allocator& operator=(linear_allocator&& o) noexcept {
-        if (this != &o) {
-            release();
-            begin_ = std::exchange(o.begin_, nullptr);
-            top_ = std::exchange(o.top_, nullptr);
-            end_ = std::exchange(o.end_, nullptr);
-            base_ = o.base_;
-            total_ = o.total_;
-            peak_ = o.peak_;
-            owner_ = o.owner_;
-            upstream_ = o.upstream_;
-            owns_buffer_ = std::exchange(o.owns_buffer_, false);
-        }
+        if (this != &o) take(o);
         return *this;
     }
     linear_allocator(const linear_allocator&) = delete;
     linear_allocator& operator=(const linear_allocator&) = delete;
-    ~linear_allocator() {
-        release();
-    }
 
     [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
         std::size_t size, std::size_t align = default_alignment) noexcept {
 #if RTMEM_CHECKS
         if (!is_pow2(align)) [[unlikely]]
-            return bad_alignment(size, align);
+            return detail::bad_alignment(name, size, align);
 #endif
         size += static_cast<std::size_t>(size == 0);  // a unique pointer for size 0
-        std::byte* p = detail::bump(top_, end_, size, align);
-        if (p == nullptr) [[unlikely]]
-            return nullptr;
-        top_ = p + size;
-        ++total_;
-        detail::unpoison(p, size);
+        std::byte* p = detail::bump_block(top_, buf_.end(), size, align);
+        if (p != nullptr) [[likely]]
+            ++total_;
         return p;
     }
 
     /// Does nothing: blocks come back by rewind() or reset(). With checks on, a pointer this
     /// allocator never handed out is a foreign_pointer violation.
-    void deallocate(void* p, std::size_t size, std::size_t align = default_alignment) noexcept {
-        (void)align;
-#if RTMEM_CHECKS
-        if (p != nullptr && !owns(p)) [[unlikely]]
-            report_violation(violation_kind::foreign_pointer, name, p, size,
-                             "deallocate of %p: not a live block of this allocator "
-                             "(never allocated here, or already rewound or reset)",
-                             p);
-#else
-        (void)p;
-        (void)size;
-#endif
+    void deallocate([[maybe_unused]] void* p, [[maybe_unused]] std::size_t size,
+                    std::size_t /*align*/ = default_alignment) noexcept {
+        if constexpr (check_level >= 1)
+            if (p != nullptr && !owns(p)) [[unlikely]]
+                detail::not_live(name, p, size);
     }
 
     [[nodiscard]] marker_type marker() const noexcept {
@@ -133,29 +97,27 @@ class linear_allocator {
     /// rewound past) or from another allocator is a stale_marker violation and is ignored.
     void rewind(marker_type m) noexcept {
 #if RTMEM_CHECKS
-        if (m.owner != owner_ || m.top < begin_ || m.top > top_ || m.live > total_ - base_)
+        if (m.owner != owner_ || m.top < buf_.begin() || m.top > top_ || m.live > total_ - base_)
             [[unlikely]] {
             stale(m.top);
             return;
         }
 #endif
         note_peak();
-        detail::poison(m.top, static_cast<std::size_t>(top_ - m.top));
-        top_ = m.top;
+        detail::retreat(top_, m.top);
         base_ = total_ - m.live;
     }
 
     /// Frees every block.
     void reset() noexcept {
         note_peak();
-        detail::poison(begin_, static_cast<std::size_t>(top_ - begin_));
-        top_ = begin_;
+        detail::retreat(top_, buf_.begin());
         base_ = total_;
     }
 
     [[nodiscard]] bool owns(const void* p) const noexcept {
         const auto* b = static_cast<const std::byte*>(p);
-        return b >= begin_ && b < top_;
+        return b >= buf_.begin() && b < top_;
     }
 
     [[nodiscard]] rtmem::stats stats() const noexcept {
@@ -169,43 +131,39 @@ class linear_allocator {
     }
 
     [[nodiscard]] bool check() const noexcept {
-        const bool ok = begin_ <= top_ && top_ <= end_ && base_ <= total_;
+        const bool ok = buf_.begin() <= top_ && top_ <= buf_.end() && base_ <= total_;
         if (!ok)
             report_violation(violation_kind::corrupted, name, top_, 0,
                              "top %p outside [%p, %p] or counts inconsistent",
-                             static_cast<void*>(top_), static_cast<void*>(begin_),
-                             static_cast<void*>(end_));
+                             static_cast<void*>(top_), static_cast<void*>(buf_.begin()),
+                             static_cast<void*>(buf_.end()));
         return ok;
     }
 
     [[nodiscard]] std::size_t capacity() const noexcept {
-        return static_cast<std::size_t>(end_ - begin_);
+        return buf_.size();
     }
     [[nodiscard]] std::size_t used() const noexcept {
-        return static_cast<std::size_t>(top_ - begin_);
+        return static_cast<std::size_t>(top_ - buf_.begin());
     }
     [[nodiscard]] std::size_t remaining() const noexcept {
-        return static_cast<std::size_t>(end_ - top_);
+        return static_cast<std::size_t>(buf_.end() - top_);
     }
     [[nodiscard]] std::span<std::byte> buffer() const noexcept {
-        return {begin_, capacity()};
+        return {buf_.begin(), capacity()};
     }
 
   private:
     void note_peak() noexcept {
         if (used() > peak_) peak_ = used();
     }
-    void release() noexcept {
-        if (begin_ != nullptr) detail::unpoison(begin_, capacity());  // caller memory too
-        if (owns_buffer_ && begin_ != nullptr)
-            upstream_.deallocate(begin_, capacity(), default_alignment);
-        begin_ = top_ = end_ = nullptr;
-        owns_buffer_ = false;
-    }
-    RTMEM_NOINLINE void* bad_alignment(std::size_t size, std::size_t align) const noexcept {
-        report_violation(violation_kind::bad_alignment, name, nullptr, size,
-                         "alignment %zu is not a power of two", align);
-        return nullptr;
+    void take(linear_allocator& o) noexcept {
+        buf_ = std::move(o.buf_);
+        top_ = std::exchange(o.top_, nullptr);
+        base_ = o.base_;
+        total_ = o.total_;
+        peak_ = o.peak_;
+        owner_ = o.owner_;
     }
     RTMEM_NOINLINE void stale(const std::byte* at) const noexcept {
         report_violation(violation_kind::stale_marker, name, at, 0,
@@ -214,15 +172,13 @@ class linear_allocator {
                          static_cast<const void*>(at), static_cast<const void*>(top_));
     }
 
-    std::byte* begin_ = nullptr;
+    // The fast path's fields first, so they share a cache line.
     std::byte* top_ = nullptr;
-    std::byte* end_ = nullptr;
-    std::size_t base_ = 0;   // total_ when the current blocks began (live = total_ - base_)
     std::size_t total_ = 0;  // successful allocations since construction
-    std::size_t peak_ = 0;   // high-water of used(), updated whenever used() drops
+    detail::owned_buffer buf_;
+    std::size_t base_ = 0;  // total_ when the current blocks began (live = total_ - base_)
+    std::size_t peak_ = 0;  // high-water of used(), updated whenever used() drops
     std::uint32_t owner_ = detail::next_owner_tag();
-    detail::upstream_ref upstream_{};
-    bool owns_buffer_ = false;
 };
 
 /// Rewinds an allocator to the marker taken at construction when the scope ends.

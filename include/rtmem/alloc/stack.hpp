@@ -9,6 +9,7 @@
 
 #include "rtmem/core/allocator.hpp"
 #include "rtmem/detail/bump.hpp"
+#include "rtmem/detail/owned_buffer.hpp"
 #include "rtmem/detail/sanitizer.hpp"
 
 namespace rtmem {
@@ -31,9 +32,8 @@ class stack_allocator {
 #endif
     };
 
-    explicit stack_allocator(std::span<std::byte> buffer) noexcept
-        : begin_(buffer.data()), top_(begin_), end_(begin_ + buffer.size()), high_(begin_) {
-        detail::poison(begin_, buffer.size());
+    explicit stack_allocator(std::span<std::byte> buffer) noexcept : buf_(buffer) {
+        top_ = high_ = buf_.begin();
     }
     template <allocator Upstream>
     stack_allocator(std::size_t capacity, Upstream& upstream) noexcept
@@ -41,46 +41,36 @@ class stack_allocator {
     explicit stack_allocator(std::size_t capacity) noexcept
         : stack_allocator(capacity, detail::upstream_ref()) {}
     stack_allocator(std::size_t capacity, detail::upstream_ref upstream) noexcept
-        : upstream_(upstream), owns_buffer_(true) {
-        auto* p = static_cast<std::byte*>(upstream_.allocate(capacity, default_alignment));
-        if (p == nullptr) return;
-        begin_ = top_ = high_ = p;
-        end_ = p + capacity;
-        detail::poison(begin_, capacity);
+        : buf_(capacity, upstream) {
+        top_ = high_ = buf_.begin();
     }
 
     stack_allocator(stack_allocator&& o) noexcept {
         take(o);
     }
     stack_allocator& operator=(stack_allocator&& o) noexcept {
-        if (this != &o) {
-            release();
-            take(o);
-        }
+        if (this != &o) take(o);
         return *this;
     }
     stack_allocator(const stack_allocator&) = delete;
     stack_allocator& operator=(const stack_allocator&) = delete;
-    ~stack_allocator() {
-        release();
-    }
 
     [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
         std::size_t size, std::size_t align = default_alignment) noexcept {
         size += static_cast<std::size_t>(size == 0);
 #if RTMEM_CHECKS
         if (!is_pow2(align)) [[unlikely]]
-            return bad_alignment(size, align);
+            return detail::bad_alignment(name, size, align);
         std::byte* p = header_bytes <= remaining()
-                           ? detail::bump(top_ + header_bytes, end_, size, align)
+                           ? detail::bump(top_ + header_bytes, buf_.end(), size, align)
                            : nullptr;
         if (p == nullptr) [[unlikely]]
             return nullptr;
-        const header h{static_cast<std::size_t>(top_ - begin_), size};
+        const header h{used(), size};
         detail::unpoison(p - header_bytes, header_bytes + size);
         std::memcpy(p - header_bytes, &h, sizeof h);
 #else
-        std::byte* p = detail::bump(top_, end_, size, align);
+        std::byte* p = detail::bump(top_, buf_.end(), size, align);
         if (p == nullptr) [[unlikely]]
             return nullptr;
         detail::unpoison(p, size);
@@ -100,22 +90,21 @@ class stack_allocator {
         if (top_ > high_) high_ = top_;
 #if RTMEM_CHECKS
         size += static_cast<std::size_t>(size == 0);
-        if (b < begin_ + header_bytes || b >= top_) [[unlikely]]
+        std::byte* const begin = buf_.begin();
+        if (b < begin + header_bytes || b >= top_) [[unlikely]]
             return bad_free(b, size);
         header h;
         std::memcpy(&h, b - header_bytes, sizeof h);
-        if (b + h.size != top_ || h.previous > static_cast<std::size_t>(b - begin_)) [[unlikely]]
+        if (b + h.size != top_ || h.previous > static_cast<std::size_t>(b - begin)) [[unlikely]]
             return bad_free(b, size);
         if (h.size != size) [[unlikely]]
             return report_violation(violation_kind::size_mismatch, name, p, size,
                                     "deallocate of %p with size %zu, allocated with %zu", p, size,
                                     h.size);
-        detail::poison(begin_ + h.previous, static_cast<std::size_t>(top_ - begin_) - h.previous);
-        top_ = begin_ + h.previous;
+        detail::retreat(top_, begin + h.previous);
 #else
         (void)size;
-        detail::poison(b, static_cast<std::size_t>(top_ - b));
-        top_ = b;
+        detail::retreat(top_, b);
 #endif
         --live_;
     }
@@ -134,7 +123,8 @@ class stack_allocator {
     /// a stale_marker violation and is ignored.
     void rewind(marker_type m) noexcept {
 #if RTMEM_CHECKS
-        if (m.owner != owner_ || m.top < begin_ || m.top > top_ || m.live > live_) [[unlikely]] {
+        if (m.owner != owner_ || m.top < buf_.begin() || m.top > top_ || m.live > live_)
+            [[unlikely]] {
             report_violation(violation_kind::stale_marker, name, m.top, 0,
                              "rewind to %p: the marker is above the top %p (its blocks were "
                              "already freed) or belongs to another allocator",
@@ -143,28 +133,26 @@ class stack_allocator {
         }
 #endif
         if (top_ > high_) high_ = top_;
-        detail::poison(m.top, static_cast<std::size_t>(top_ - m.top));
-        top_ = m.top;
+        detail::retreat(top_, m.top);
         live_ = m.live;
     }
 
     void reset() noexcept {
         if (top_ > high_) high_ = top_;
-        detail::poison(begin_, used());
-        top_ = begin_;
+        detail::retreat(top_, buf_.begin());
         live_ = 0;
     }
 
     [[nodiscard]] bool owns(const void* p) const noexcept {
         const auto* b = static_cast<const std::byte*>(p);
-        return b >= begin_ && b < top_;
+        return b >= buf_.begin() && b < top_;
     }
 
     [[nodiscard]] rtmem::stats stats() const noexcept {
         rtmem::stats s;
         s.capacity = capacity();
         s.used = used();
-        const auto high = static_cast<std::size_t>(high_ - begin_);
+        const auto high = static_cast<std::size_t>(high_ - buf_.begin());
         s.peak = high > s.used ? high : s.used;
         s.live_count = live_;
         s.total_count = total_;
@@ -172,23 +160,23 @@ class stack_allocator {
     }
 
     [[nodiscard]] bool check() const noexcept {
-        const bool ok = begin_ <= top_ && top_ <= end_ && live_ <= total_;
+        const bool ok = buf_.begin() <= top_ && top_ <= buf_.end() && live_ <= total_;
         if (!ok)
             report_violation(violation_kind::corrupted, name, top_, 0,
                              "top %p outside [%p, %p] or headers inconsistent",
-                             static_cast<void*>(top_), static_cast<void*>(begin_),
-                             static_cast<void*>(end_));
+                             static_cast<void*>(top_), static_cast<void*>(buf_.begin()),
+                             static_cast<void*>(buf_.end()));
         return ok;
     }
 
     [[nodiscard]] std::size_t capacity() const noexcept {
-        return static_cast<std::size_t>(end_ - begin_);
+        return buf_.size();
     }
     [[nodiscard]] std::size_t used() const noexcept {
-        return static_cast<std::size_t>(top_ - begin_);
+        return static_cast<std::size_t>(top_ - buf_.begin());
     }
     [[nodiscard]] std::size_t remaining() const noexcept {
-        return static_cast<std::size_t>(end_ - top_);
+        return static_cast<std::size_t>(buf_.end() - top_);
     }
 
   private:
@@ -199,34 +187,19 @@ class stack_allocator {
     static constexpr std::size_t header_bytes = sizeof(header);
 
     void take(stack_allocator& o) noexcept {
-        begin_ = std::exchange(o.begin_, nullptr);
+        buf_ = std::move(o.buf_);
         top_ = std::exchange(o.top_, nullptr);
-        end_ = std::exchange(o.end_, nullptr);
         high_ = std::exchange(o.high_, nullptr);
         live_ = o.live_;
         total_ = o.total_;
         owner_ = o.owner_;
-        upstream_ = o.upstream_;
-        owns_buffer_ = std::exchange(o.owns_buffer_, false);
-    }
-    void release() noexcept {
-        if (begin_ != nullptr) detail::unpoison(begin_, capacity());  // caller memory too
-        if (owns_buffer_ && begin_ != nullptr)
-            upstream_.deallocate(begin_, capacity(), default_alignment);
-        begin_ = top_ = end_ = high_ = nullptr;
-        owns_buffer_ = false;
-    }
-    RTMEM_NOINLINE void* bad_alignment(std::size_t size, std::size_t align) const noexcept {
-        report_violation(violation_kind::bad_alignment, name, nullptr, size,
-                         "alignment %zu is not a power of two", align);
-        return nullptr;
     }
     RTMEM_NOINLINE void bad_free(const std::byte* b, std::size_t size) const noexcept {
-        if (b >= top_ && b < end_)
+        if (b >= top_ && b < buf_.end())
             report_violation(violation_kind::double_free, name, b, size,
                              "deallocate of %p: the block was already freed or rewound",
                              static_cast<const void*>(b));
-        else if (b >= begin_ && b < top_)
+        else if (b >= buf_.begin() && b < top_)
             report_violation(violation_kind::lifo_order, name, b, size,
                              "deallocate of %p out of LIFO order: it is not the most recent "
                              "live block (top is %p)",
@@ -237,15 +210,13 @@ class stack_allocator {
                              static_cast<const void*>(b));
     }
 
-    std::byte* begin_ = nullptr;
+    // The fast paths' fields first, so they share a cache line.
     std::byte* top_ = nullptr;
-    std::byte* end_ = nullptr;
     std::byte* high_ = nullptr;  // highest top seen; updated whenever the top drops
     std::size_t live_ = 0;
     std::size_t total_ = 0;
+    detail::owned_buffer buf_;
     std::uint32_t owner_ = detail::next_owner_tag();
-    detail::upstream_ref upstream_{};
-    bool owns_buffer_ = false;
 };
 
 }  // namespace rtmem

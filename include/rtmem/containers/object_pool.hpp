@@ -176,7 +176,7 @@ class object_pool {
                              static_cast<const void*>(object));
             return;
         }
-        give_back(c_, object);
+        give_back_slot(*c_, h);  // the slot found, not one recomputed from a foreign pointer
     }
 
     /// True when p points at an object slot of this pool.
@@ -301,10 +301,11 @@ class object_pool {
 
     /// What every pooled_ptr of this pool calls (through pool_core_base, no virtual call).
     static void give_back(detail::pool_core_base* base, void* object) noexcept {
-        core& c = *static_cast<core*>(base);
-        header* h = layout::header(static_cast<T*>(object));
+        give_back_slot(*static_cast<core*>(base), layout::header(static_cast<T*>(object)));
+    }
+    static void give_back_slot(core& c, header* h) noexcept {
         if ((h->generation & 1u) == 0) [[unlikely]] {
-            report_violation(violation_kind::double_free, name, object, sizeof(T),
+            report_violation(violation_kind::double_free, name, layout::object(h), sizeof(T),
                              "object in slot %u released twice", h->index);
             return;
         }

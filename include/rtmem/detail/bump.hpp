@@ -1,13 +1,15 @@
 // Shared pieces of the stack-ordered allocators: a type-erased upstream reference, owner tags
-// for markers, and the bump step itself.
+// for markers, the bump step and its inverse, and the reports of their cold paths.
 #pragma once
 #include <atomic>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "rtmem/core/allocator.hpp"
 #include "rtmem/core/malloc_allocator.hpp"
+#include "rtmem/detail/sanitizer.hpp"
 
 namespace rtmem::detail {
 
@@ -50,17 +52,67 @@ inline std::uint32_t next_owner_tag() noexcept {
     return counter.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
-/// The bump step: the aligned start of a block of `size` bytes at `top`, or nullptr when it
-/// does not fit before `end`. Two compares and no overflow: size is compared to what is left
-/// before the padding is added.
-[[nodiscard]] RTMEM_ALWAYS_INLINE std::byte* bump(std::byte* top, std::byte* end, std::size_t size,
-                                                  std::size_t align) noexcept {
+/// Whether a block of `size` bytes aligned to `align` fits in [top, end); `start` is where it
+/// would begin. Two compares and no overflow: size is compared to what is left before the
+/// padding is added.
+RTMEM_ALWAYS_INLINE bool fits(std::byte* top, std::byte* end, std::size_t size, std::size_t align,
+                              std::byte*& start) noexcept {
     const auto t = reinterpret_cast<std::uintptr_t>(top);
     const auto a = (t + align - 1) & ~(std::uintptr_t{align} - 1);
     const auto e = reinterpret_cast<std::uintptr_t>(end);
-    if (size > e - t || a + size > e) [[unlikely]]
+    start = top + (a - t);
+    return size <= e - t && a + size <= e;
+}
+
+/// The bump step: the aligned start of a block of `size` bytes at `top`, or nullptr when it
+/// does not fit before `end`.
+[[nodiscard]] RTMEM_ALWAYS_INLINE std::byte* bump(std::byte* top, std::byte* end, std::size_t size,
+                                                  std::size_t align) noexcept {
+    std::byte* p;
+    if (!fits(top, end, size, align, p)) [[unlikely]]
         return nullptr;
-    return top + (a - t);
+    return p;
+}
+
+/// The bump step with its bookkeeping: the block's start, with `top` moved past the block and
+/// the block's bytes unpoisoned; nullptr, with nothing changed, when it does not fit. The top
+/// moves on the fits() branch itself, not on a test of the returned pointer, so a compiler that
+/// keeps the allocator in registers has no reason to turn the move into a conditional move on
+/// the loop's critical path.
+[[nodiscard]] RTMEM_ALWAYS_INLINE std::byte* bump_block(std::byte*& top, std::byte* end,
+                                                        std::size_t size,
+                                                        std::size_t align) noexcept {
+    std::byte* p;
+    if (!fits(top, end, size, align, p)) [[unlikely]]
+        return nullptr;
+    top = p + size;
+    unpoison(p, size);
+    return p;
+}
+
+/// The inverse: gives back the bytes from `to` up to `top` (a rewind, reset or LIFO free), which
+/// are poisoned, and moves the top down to `to`.
+RTMEM_ALWAYS_INLINE void retreat(std::byte*& top, std::byte* to) noexcept {
+    poison(to, static_cast<std::size_t>(top - to));
+    top = to;
+}
+
+/// Reports a non-power-of-two alignment; returns the nullptr allocate then hands back.
+RTMEM_NOINLINE inline void* bad_alignment(std::string_view allocator, std::size_t size,
+                                          std::size_t align) noexcept {
+    report_violation(violation_kind::bad_alignment, allocator, nullptr, size,
+                     "alignment %zu is not a power of two", align);
+    return nullptr;
+}
+
+/// Reports a deallocate of a pointer that is not a live block, for the allocators whose
+/// deallocate otherwise does nothing.
+RTMEM_NOINLINE inline void not_live(std::string_view allocator, void* p,
+                                    std::size_t size) noexcept {
+    report_violation(violation_kind::foreign_pointer, allocator, p, size,
+                     "deallocate of %p: not a live block of this allocator (never allocated "
+                     "here, or already rewound or reset)",
+                     p);
 }
 
 }  // namespace rtmem::detail
