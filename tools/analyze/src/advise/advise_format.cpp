@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 
+#include "json_escape.hpp"
 #include "rtmem/analyze/advise.hpp"
 #include "rtmem/analyze/html_sections.hpp"
 
@@ -51,37 +52,6 @@ std::string summary_line(const advice& a) {
         s += (s.empty() ? "" : ", ") + std::to_string(n) + " " + std::string(to_string(cls));
     return s;
 }
-
-std::string json_escape(const std::string& s) {
-    std::string out;
-    for (const char ch : s) {
-        const auto c = static_cast<unsigned char>(ch);
-        switch (c) {
-            case '"':
-                out += "\\\"";
-                break;
-            case '\\':
-                out += "\\\\";
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            case '\t':
-                out += "\\t";
-                break;
-            default:
-                if (c < 0x20) {
-                    char buf[8];
-                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
-                    out += buf;
-                } else {
-                    out += static_cast<char>(c);
-                }
-        }
-    }
-    return out;
-}
-
 
 std::string num(double v) {
     char buf[32];

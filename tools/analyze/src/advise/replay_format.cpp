@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "json_escape.hpp"
 #include "rtmem/analyze/replay.hpp"
 
 namespace rtmem::analyze {
@@ -26,16 +27,6 @@ const backend_result* baseline_of(const replay_report& r) {
         if (b.available) return &b;
     }
     return nullptr;
-}
-
-std::string json_escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        if (c == '"' || c == '\\') out += '\\';
-        if (static_cast<unsigned char>(c) < 0x20) continue;
-        out += c;
-    }
-    return out;
 }
 
 }  // namespace
