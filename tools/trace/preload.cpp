@@ -354,39 +354,39 @@ RTMEM_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) {
 namespace {
 // execl/execlp/execle: collect the variadic arguments (bounded, on the stack).
 constexpr int max_exec_args = 4096;
+
+// argv[0] = arg, then the arguments from `ap` up to and including the terminating null;
+// `ap` is left after it (execle's envp follows).
+void collect_exec_args(const char* arg, va_list& ap, const char** argv) noexcept {
+    int n = 0;
+    argv[n++] = arg;
+    while (argv[n - 1] != nullptr && n < max_exec_args) argv[n++] = va_arg(ap, const char*);
+    argv[max_exec_args - 1] = nullptr;
+}
 }  // namespace
 
 RTMEM_EXPORT int execl(const char* path, const char* arg, ...) {
     const char* argv[max_exec_args];
-    int n = 0;
-    argv[n++] = arg;
     va_list ap;
     va_start(ap, arg);
-    while (argv[n - 1] != nullptr && n < max_exec_args) argv[n++] = va_arg(ap, const char*);
+    collect_exec_args(arg, ap, argv);
     va_end(ap);
-    argv[max_exec_args - 1] = nullptr;
     return execve(path, const_cast<char* const*>(argv), environ);
 }
 RTMEM_EXPORT int execlp(const char* file, const char* arg, ...) {
     const char* argv[max_exec_args];
-    int n = 0;
-    argv[n++] = arg;
     va_list ap;
     va_start(ap, arg);
-    while (argv[n - 1] != nullptr && n < max_exec_args) argv[n++] = va_arg(ap, const char*);
+    collect_exec_args(arg, ap, argv);
     va_end(ap);
-    argv[max_exec_args - 1] = nullptr;
     return execvpe(file, const_cast<char* const*>(argv), environ);
 }
 RTMEM_EXPORT int execle(const char* path, const char* arg, ...) {
     const char* argv[max_exec_args];
-    int n = 0;
-    argv[n++] = arg;
     va_list ap;
     va_start(ap, arg);
-    while (argv[n - 1] != nullptr && n < max_exec_args) argv[n++] = va_arg(ap, const char*);
+    collect_exec_args(arg, ap, argv);
     char* const* envp = va_arg(ap, char* const*);
     va_end(ap);
-    argv[max_exec_args - 1] = nullptr;
     return execve(path, const_cast<char* const*>(argv), envp);
 }
