@@ -7,10 +7,10 @@
 #include <span>
 #include <string_view>
 
+#include "rtmem/alloc/fragmentation.hpp"
 #include "rtmem/core/allocator.hpp"
 #include "rtmem/detail/sanitizer.hpp"
 #include "rtmem/detail/tlsf_block.hpp"
-#include "rtmem/detail/tlsf_fragmentation.hpp"
 
 namespace rtmem {
 
