@@ -1,7 +1,13 @@
-// Recording overhead, reported not asserted: trace_workload (one malloc + one free per step)
-// natively, under librtmem-trace.so at stack depth 16 (what `rtmem record` runs, without its
-// closing summary), and under heaptrack when installed; 1 and 2 threads; median of N runs.
-// Environment: RTMEM_OVERHEAD_REPS (default 3), RTMEM_OVERHEAD_ITERATIONS (per thread, 2e6).
+// Recording overhead, reported not asserted: trace_workload's two programs (micro: one
+// malloc + one free and nothing else per step; app: allocation-heavy C++ with real work)
+// natively, under librtmem-trace.so (what `rtmem record` runs, without its closing summary)
+// and under heaptrack when installed; 1 and 2 threads; median of N runs.
+// Columns: wall time, CPU of the whole process (the tracer's writer thread included) and CPU
+// of the workload's own threads (what the traced program itself pays), each also as a ratio
+// to native. Environment: RTMEM_OVERHEAD_REPS (default 3), RTMEM_OVERHEAD_ITERATIONS (micro
+// steps per thread, 2e6; app runs a sixth of it). When the build compiler is GCC, a real
+// program too: cc1plus compiling a small C++ file at -O2 (one thread; the prog column is then
+// not measured).
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -12,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -21,7 +28,7 @@ extern char** environ;
 namespace {
 
 struct sample {
-    double wall = 0, cpu = 0;
+    double wall = 0, cpu = 0, thread_cpu = 0;
 };
 
 sample run(const std::vector<std::string>& args, const std::vector<std::string>& env_extra) {
@@ -37,7 +44,8 @@ sample run(const std::vector<std::string>& args, const std::vector<std::string>&
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    std::string err = "/tmp/rtmem_overhead_stderr_" + std::to_string(getpid());
+    posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     auto t0 = std::chrono::steady_clock::now();
     pid_t pid = 0;
     sample s;
@@ -51,6 +59,16 @@ sample run(const std::vector<std::string>& args, const std::vector<std::string>&
     };
     s.cpu = tv(ru.ru_utime) + tv(ru.ru_stime);
     posix_spawn_file_actions_destroy(&fa);
+    if (FILE* f = std::fopen(err.c_str(), "r")) {  // "workload thread cpu ms: X"
+        char line[256];
+        while (std::fgets(line, sizeof line, f) != nullptr) {
+            if (const char* p = std::strstr(line, "workload thread cpu ms:")) {
+                s.thread_cpu = std::atof(p + 23) * 1e-3;
+            }
+        }
+        std::fclose(f);
+    }
+    std::remove(err.c_str());
     return s;
 }
 
@@ -62,6 +80,9 @@ sample median(std::vector<sample> v) {
     std::nth_element(v.begin(), v.begin() + static_cast<long>(mid), v.end(),
                      [](const sample& a, const sample& b) { return a.cpu < b.cpu; });
     w.cpu = v[mid].cpu;
+    std::nth_element(v.begin(), v.begin() + static_cast<long>(mid), v.end(),
+                     [](const sample& a, const sample& b) { return a.thread_cpu < b.thread_cpu; });
+    w.thread_cpu = v[mid].thread_cpu;
     return w;
 }
 
@@ -77,42 +98,96 @@ int main() {
     std::string dir = "/tmp/rtmem_overhead_" + std::to_string(getpid());
     std::filesystem::create_directories(dir);
     std::string heaptrack = RTMEM_HEAPTRACK;
-    std::printf("trace_workload, %s malloc+free steps per thread, median of %d runs\n",
-                iterations.c_str(), reps);
-    std::printf("%-22s %7s %9s %9s %10s %10s\n", "config", "threads", "wall s", "cpu s", "wall x",
-                "cpu x");
-    for (int threads : {1, 2}) {
-        std::vector<std::string> workload{RTMEM_TRACE_WORKLOAD, std::to_string(threads),
-                                          iterations};
-        struct config {
-            const char* name;
-            std::vector<std::string> prefix, env;
-        };
-        std::vector<config> configs{
-            {"native", {}, {}},
-            {"rtmem record depth 16",
-             {},
-             {"LD_PRELOAD=" + lib, "RTMEM_TRACE_FILE=" + dir + "/w.rtt", "RTMEM_TRACE_DEPTH=16"}},
-            {"rtmem record depth 0",
-             {},
-             {"LD_PRELOAD=" + lib, "RTMEM_TRACE_FILE=" + dir + "/w.rtt", "RTMEM_TRACE_DEPTH=0"}},
-        };
-        if (!heaptrack.empty() && !heaptrack.ends_with("NOTFOUND")) {
-            configs.push_back({"heaptrack", {heaptrack, "-o", dir + "/h"}, {}});
-        }
-        sample base{};
-        for (const auto& c : configs) {
-            std::vector<sample> v;
-            for (int r = 0; r < reps; ++r) {
-                std::vector<std::string> args = c.prefix;
-                args.insert(args.end(), workload.begin(), workload.end());
-                v.push_back(run(args, c.env));
+    std::string app_iterations = std::to_string(std::max(1LL, std::atoll(iterations.c_str()) / 6));
+    std::printf("median of %d runs; x = ratio to native in the same run\n", reps);
+    std::printf("%-6s %-28s %3s %8s %8s %8s %7s %7s %7s\n", "work", "config", "thr", "wall s",
+                "cpu s", "prog s", "wall x", "cpu x", "prog x");
+    for (const char* work : {"micro", "app"}) {
+        for (int threads : {1, 2}) {
+            std::vector<std::string> workload{
+                RTMEM_TRACE_WORKLOAD, std::to_string(threads),
+                std::string(work) == "micro" ? iterations : app_iterations, work};
+            struct config {
+                const char* name;
+                std::vector<std::string> prefix, env;
+            };
+            std::string out = "RTMEM_TRACE_FILE=" + dir + "/w.rtt";
+            std::vector<config> configs{
+                {"native", {}, {}},
+                {"rtmem record depth 16", {}, {"LD_PRELOAD=" + lib, out}},
+                {"rtmem depth 16, no writer",
+                 {},
+                 {"LD_PRELOAD=" + lib, out, "RTMEM_TRACE_WRITER=0"}},
+                {"rtmem depth 16, unwind all",
+                 {},
+                 {"LD_PRELOAD=" + lib, out, "RTMEM_TRACE_FAST_STACKS=0"}},
+                {"rtmem record depth 0", {}, {"LD_PRELOAD=" + lib, out, "RTMEM_TRACE_DEPTH=0"}},
+            };
+            if (!heaptrack.empty() && !heaptrack.ends_with("NOTFOUND")) {
+                configs.push_back({"heaptrack", {heaptrack, "-o", dir + "/h"}, {}});
             }
+            sample base{};
+            for (const auto& c : configs) {
+                std::vector<sample> v;
+                for (int r = 0; r < reps; ++r) {
+                    std::vector<std::string> args = c.prefix;
+                    args.insert(args.end(), workload.begin(), workload.end());
+                    v.push_back(run(args, c.env));
+                }
+                sample m = median(v);
+                if (std::string(c.name) == "native") base = m;
+                auto ratio = [](double a, double b) { return a / std::max(b, 1e-9); };
+                std::printf("%-6s %-28s %3d %8.3f %8.3f %8.3f %7.1f %7.1f %7.1f\n", work, c.name,
+                            threads, m.wall, m.cpu, m.thread_cpu, ratio(m.wall, base.wall),
+                            ratio(m.cpu, base.cpu), ratio(m.thread_cpu, base.thread_cpu));
+                std::fflush(stdout);
+            }
+        }
+    }
+    if (std::string cc1plus = RTMEM_CC1PLUS; !cc1plus.empty() && std::filesystem::exists(cc1plus)) {
+        std::string src = dir + "/unit.cpp";
+        if (FILE* f = std::fopen(src.c_str(), "w")) {
+            std::fputs(
+                "#include <algorithm>\n#include <map>\n#include <string>\n"
+                "#include <unordered_map>\n#include <vector>\n"
+                "int main(int argc, char** argv) {\n"
+                "    std::map<std::string, std::vector<int>> m;\n"
+                "    std::unordered_map<int, std::string> u;\n"
+                "    for (int i = 0; i < argc; ++i) { m[argv[i]].push_back(i); u[i] = argv[i]; }\n"
+                "    std::vector<std::string> keys;\n"
+                "    for (const auto& [k, v] : m) keys.push_back(k);\n"
+                "    std::sort(keys.begin(), keys.end());\n"
+                "    return int(keys.size() + u.size());\n"
+                "}\n",
+                f);
+            std::fclose(f);
+        }
+        std::vector<std::string> compile{
+            cc1plus, "-quiet", "-imultiarch", "x86_64-linux-gnu", "-D_GNU_SOURCE",
+            src,     "-O2",    "-o",          dir + "/unit.s"};
+        std::string out = "RTMEM_TRACE_FILE=" + dir + "/c.rtt";
+        std::vector<std::pair<const char*, std::vector<std::string>>> configs{
+            {"native", {}}, {"rtmem record depth 16", {"LD_PRELOAD=" + lib, out}}};
+        sample base{};
+        for (const auto& [name, env] : configs) {
+            std::vector<sample> v;
+            for (int r = 0; r < reps; ++r) v.push_back(run(compile, env));
             sample m = median(v);
-            if (std::string(c.name) == "native") base = m;
-            std::printf("%-22s %7d %9.3f %9.3f %10.1f %10.1f\n", c.name, threads, m.wall, m.cpu,
-                        m.wall / std::max(base.wall, 1e-9), m.cpu / std::max(base.cpu, 1e-9));
+            if (std::string(name) == "native") base = m;
+            std::printf("%-6s %-28s %3d %8.3f %8.3f %8s %7.1f %7.1f %7s\n", "cc1plus", name, 1,
+                        m.wall, m.cpu, "-", m.wall / std::max(base.wall, 1e-9),
+                        m.cpu / std::max(base.cpu, 1e-9), "-");
             std::fflush(stdout);
+        }
+        if (!heaptrack.empty() && !heaptrack.ends_with("NOTFOUND")) {
+            std::vector<std::string> args{heaptrack, "-o", dir + "/hc"};
+            args.insert(args.end(), compile.begin(), compile.end());
+            std::vector<sample> v;
+            for (int r = 0; r < reps; ++r) v.push_back(run(args, {}));
+            sample m = median(v);
+            std::printf("%-6s %-28s %3d %8.3f %8.3f %8s %7.1f %7.1f %7s\n", "cc1plus", "heaptrack",
+                        1, m.wall, m.cpu, "-", m.wall / std::max(base.wall, 1e-9),
+                        m.cpu / std::max(base.cpu, 1e-9), "-");
         }
     }
     std::filesystem::remove_all(dir);

@@ -14,6 +14,7 @@
 #include "rtmem/analyze/report.hpp"
 #include "rtmem/analyze/report_output.hpp"
 #include "rtmem/analyze/trace_reader.hpp"
+#include "scratch_dir_test.hpp"
 #include "trace_writer.hpp"
 
 namespace {
@@ -22,17 +23,8 @@ namespace fs = std::filesystem;
 using namespace rtmem::analyze;
 using rtmem::testing::trace_writer;
 
-class analyze_test : public ::testing::Test {
+class analyze_test : public rtmem::testing::scratch_dir_test {
   protected:
-    void SetUp() override {
-        dir_ = fs::temp_directory_path() /
-               ("rtmem_analyze_" + std::to_string(getpid()) + "_" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-    std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
     // The scenario worked out in the comments of `scenario_numbers`.
     std::string write_scenario(const std::string& name, bool with_end = true) {
         std::string p = path(name);
@@ -55,8 +47,6 @@ class analyze_test : public ::testing::Test {
         w.finish(rtmem::trace_format::end_reason::exit, with_end);
         return p;
     }
-
-    fs::path dir_;
 };
 
 TEST_F(analyze_test, reader_merges_threads_in_time_order_and_loads_stacks_and_modules) {
@@ -246,6 +236,60 @@ TEST_F(analyze_test, wrong_version_names_the_version_field) {
     EXPECT_NE(read_error(path("v.rtt"), &off).find("unsupported trace version 99"),
               std::string::npos);
     EXPECT_EQ(off, 8u);
+}
+
+TEST_F(analyze_test, sampled_durations_are_scaled_by_the_timing_period) {
+    // Version 2: one call in 16 timed. The timed call stands for 16 calls' worth of time, the
+    // untimed ones for none, so a site's sum estimates its total.
+    {
+        rtmem::testing::trace_writer w(path("t.rtt"), 4242, true, 16);
+        w.stack(1, {0x1000});
+        w.event(0, op::malloc, 10, 0x100, 8, 1, 0, 5);
+        w.event(0, op::malloc, 20, 0x200, 8, 1);
+        w.event(0, op::free, 30, 0x100, 0, 0, 0, 2);
+        w.finish();
+    }
+    trace_reader r(path("t.rtt"));
+    EXPECT_EQ(r.timing_period(), 16u);
+    event e;
+    std::vector<std::uint64_t> durations;
+    while (r.next(e)) durations.push_back(r.last_duration_ns());
+    EXPECT_EQ(durations, (std::vector<std::uint64_t>{80, 0, 32}));
+    r.rewind();
+    report_data d = analyze_events(r);
+    EXPECT_EQ(d.time_ns, 112u);
+}
+
+TEST_F(analyze_test, calls_the_tracer_could_not_record_are_reported) {
+    {
+        rtmem::testing::trace_writer w(path("d.rtt"));
+        w.event(0, op::malloc, 10, 0x100, 8);
+        w.finish(rtmem::trace_format::end_reason::exit, true, 3);
+    }
+    trace_reader r(path("d.rtt"));
+    EXPECT_EQ(r.dropped_events(), 3u);
+    EXPECT_EQ(rtmem::analyze::describe(r).dropped, 3u);
+    std::ostringstream text;
+    rtmem::analyze::site_names names(r, nullptr);
+    rtmem::analyze::print_text(text, rtmem::analyze::describe(r), analyze_events(r), names, 5);
+    EXPECT_NE(text.str().find("3 calls were not recorded"), std::string::npos) << text.str();
+}
+
+TEST_F(analyze_test, version_1_traces_timed_every_call_and_still_read) {
+    {
+        rtmem::testing::trace_writer w(path("v1.rtt"), 4242, true, 1, 1);
+        w.stack(1, {0x1000});
+        w.event(0, op::malloc, 10, 0x100, 8, 1, 0, 5);
+        w.event(0, op::malloc, 20, 0x200, 8, 1, 0, 0);  // measured as 0 ns
+        w.event(0, op::free, 30, 0x100, 0, 0, 0, 2);
+        w.finish();
+    }
+    trace_reader r(path("v1.rtt"));
+    EXPECT_EQ(r.timing_period(), 1u);
+    event e;
+    std::vector<std::uint64_t> durations;
+    while (r.next(e)) durations.push_back(r.last_duration_ns());
+    EXPECT_EQ(durations, (std::vector<std::uint64_t>{5, 0, 2}));
 }
 
 TEST_F(analyze_test, every_truncation_is_an_error_or_a_clean_prefix) {

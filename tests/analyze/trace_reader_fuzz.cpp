@@ -1,7 +1,7 @@
 // Fuzz entry for the trace reader: the input either is a trace file itself (starts with the
 // magic) or mutates a valid synthetic trace (truncation length, then offset/byte pairs), so
 // random bytes reach the chunk and event decoders. Any outcome but a crash or a non-
-// trace_error exception is fine.
+// trace_error exception is fine. A time window is read as well (index seeking).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -69,6 +69,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         auto rep = rtmem::analyze::analyze_events(r);
         for (std::uint32_t id = 0; id < r.stack_count(); ++id) (void)r.stack(id);
         if (rep.events > r.event_count()) std::abort();  // more events than the index said
+        // A window seeks with the index: never more events than the whole read.
+        std::uint64_t from = size > 0 ? std::uint64_t{data[size - 1]} * 12 : 0;
+        auto part = rtmem::analyze::analyze_window(r, {from, from + 1000}, (size & 1) != 0);
+        if (part.events > rep.events) std::abort();
     } catch (const rtmem::analyze::trace_error&) {
     }
     close(fd);

@@ -18,13 +18,18 @@ namespace rtmem::testing {
 class trace_writer {
   public:
     /// `packed`: events chunks packed as the tracer writes them (false: raw_event arrays,
-    /// which the reader also accepts).
-    explicit trace_writer(const std::string& path, std::uint32_t pid = 4242, bool packed = true)
-        : file_(std::fopen(path.c_str(), "wb")), packed_(packed) {
+    /// which the reader also accepts). `timing_period`: one call in this many was timed (an
+    /// event with a non-zero duration is a timed one). `version` 1 writes the old format, in
+    /// which every call was timed.
+    explicit trace_writer(const std::string& path, std::uint32_t pid = 4242, bool packed = true,
+                          std::uint32_t timing_period = 1,
+                          std::uint32_t version = trace_format::trace_version)
+        : file_(std::fopen(path.c_str(), "wb")), packed_(packed), version_(version) {
         if (file_ == nullptr) throw std::runtime_error("cannot write " + path);
         trace_format::file_header h{};
         std::memcpy(h.magic, trace_format::magic, sizeof h.magic);
-        h.version = trace_format::trace_version;
+        h.version = version;
+        h.timing_period = version == 1 ? 0 : timing_period;
         h.header_size = sizeof h;
         h.pid = pid;
         h.stack_depth = 16;
@@ -70,18 +75,28 @@ class trace_writer {
         e.stack = stack;
         e.duration = duration;
         e.kind = static_cast<std::uint8_t>(kind);
+        if (duration != 0 || version_ == 1) e.flags = trace_format::event_flag::timed;
         auto& buf = buffers_[thread];
         buf.push_back(e);
         if (buf.size() == 4096) flush(thread);
     }
     /// Flushes the events and, unless `with_end` is false (a killed process), the end chunk.
+    /// The end chunk carries the index of the events chunks, as the tracer writes it.
     void finish(trace_format::end_reason reason = trace_format::end_reason::exit,
-                bool with_end = true) {
+                bool with_end = true, std::uint64_t dropped = 0) {
         for (auto& [t, b] : buffers_) flush(t);
         if (with_end) {
             trace_format::end_record end{};
             end.reason = static_cast<std::uint32_t>(reason);
-            chunk(trace_format::chunk_type::end, 0, 0, &end, sizeof end, false);
+            end.dropped = dropped;
+            std::vector<char> payload(sizeof end + index_.size() * sizeof(index_[0]));
+            std::memcpy(payload.data(), &end, sizeof end);
+            if (!index_.empty()) {
+                std::memcpy(payload.data() + sizeof end, index_.data(),
+                            index_.size() * sizeof(index_[0]));
+            }
+            chunk(trace_format::chunk_type::end, 0, static_cast<std::uint32_t>(index_.size()),
+                  payload.data(), payload.size(), false);
         }
         std::fclose(file_);
         file_ = nullptr;
@@ -92,6 +107,7 @@ class trace_writer {
         auto& buf = buffers_[thread];
         if (buf.empty()) return;
         auto n = static_cast<std::uint32_t>(buf.size());
+        index_.push_back({offset_, buf.front().time, thread, n});
         if (packed_) {  // as the tracer writes them
             std::vector<unsigned char> p(buf.size() * trace_format::packed::max_event_bytes);
             p.resize(trace_format::packed::pack(buf.data(), n, p.data()));
@@ -136,11 +152,15 @@ class trace_writer {
     }
     void put(const void* p, std::size_t n) {
         if (std::fwrite(p, 1, n, file_) != n) throw std::runtime_error("short write");
+        offset_ += n;
     }
 
     std::FILE* file_;
     bool packed_;
+    std::uint32_t version_;
     ZSTD_CCtx* cctx_ = nullptr;
+    std::uint64_t offset_ = 0;  // of the next byte written
+    std::vector<trace_format::index_entry> index_;
     std::map<std::uint32_t, std::vector<trace_format::raw_event>> buffers_;
 };
 

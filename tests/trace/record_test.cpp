@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -241,6 +243,60 @@ TEST_F(record_test, dlopened_code_is_recorded_and_symbolised_after_dlclose) {
     EXPECT_NE(all.find("trace_plugin_work"), std::string::npos) << all;
 }
 
+// The stack cache recognises a stack by re-reading return-address slots instead of
+// unwinding; one call site reached through different chains must still get one stack each.
+TEST_F(record_test, every_call_chain_to_one_site_gets_its_own_stack) {
+    record({"chains"});
+    trace_reader r(trace_path().string());
+    rtmem::analyze::symbolizer sym(r);
+    std::map<std::uint32_t, std::size_t> by_stack_4343, by_stack_4545, by_stack_4747;
+    for (const auto& e : events_of(r)) {
+        if (e.kind != op::malloc) continue;
+        if (e.size == 4343) ++by_stack_4343[e.stack];
+        if (e.size == 4545) ++by_stack_4545[e.stack];
+        if (e.size == 4747) ++by_stack_4747[e.stack];
+    }
+    auto frames = [&](std::uint32_t stack) {
+        std::string all;
+        for (auto ip : r.stack(stack)) all += sym.symbolize(ip) + "\n";
+        return all;
+    };
+    auto occurrences = [](const std::string& text, const std::string& word) {
+        std::size_t n = 0;
+        for (auto pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1))
+            ++n;
+        return n;
+    };
+    auto dump = [&](const std::map<std::uint32_t, std::size_t>& m) {
+        std::string out;
+        for (const auto& [stack, calls] : m) {
+            out += std::to_string(calls) + " calls:\n" + frames(stack);
+        }
+        return out;
+    };
+    // chain_from_first is called from two lines of run_chains: two stacks; chain_from_second one.
+    ASSERT_EQ(by_stack_4343.size(), 3u) << dump(by_stack_4343);
+    std::size_t first_calls = 0, second_calls = 0;
+    for (const auto& [stack, calls] : by_stack_4343) {
+        std::string f = frames(stack);
+        bool first = f.find("chain_from_first") != std::string::npos;
+        bool second = f.find("chain_from_second") != std::string::npos;
+        EXPECT_NE(first, second) << f;
+        (first ? first_calls : second_calls) += calls;
+    }
+    EXPECT_EQ(first_calls, 4000u);
+    EXPECT_EQ(second_calls, 3000u);
+    ASSERT_EQ(by_stack_4545.size(), 4u) << "recursion depths 0..3\n" << dump(by_stack_4545);
+    std::set<std::size_t> depths;
+    for (const auto& [stack, calls] : by_stack_4545) {
+        EXPECT_EQ(calls, 750u);
+        depths.insert(occurrences(frames(stack), "chain_recurse"));
+    }
+    EXPECT_EQ(depths, (std::set<std::size_t>{1, 2, 3, 4}));
+    ASSERT_EQ(by_stack_4747.size(), 2u) << dump(by_stack_4747);
+    for (const auto& [stack, calls] : by_stack_4747) EXPECT_EQ(calls, 4000u) << frames(stack);
+}
+
 TEST_F(record_test, exceptions_and_failed_new_are_recorded) {
     auto t = record({"exceptions"});
     EXPECT_EQ(t.out, "caught 101\n");
@@ -315,6 +371,41 @@ INSTANTIATE_TEST_SUITE_P(endings, record_end_test,
                              std::replace(n.begin(), n.end(), '_', 'q');
                              return n;
                          });
+
+// SIGKILL cannot be caught: what reaches the file is what the writer thread flushed, which
+// it does at least every 0.1 s even for a thread that records little.
+TEST_F(record_test, sigkill_keeps_what_was_recorded_until_shortly_before) {
+    fs::path out = dir_ / "stdout.txt";
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    std::vector<std::string> args{RTMEM_CLI,           "record", "-o", trace_path().string(), "--",
+                                  RTMEM_TRACE_SUBJECT, "kill-me"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t cli = 0;
+    ASSERT_EQ(posix_spawn(&cli, argv[0], &actions, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&actions);
+    int subject = 0;
+    for (int i = 0; i < 1000 && subject == 0; ++i) {
+        usleep(10000);
+        std::ifstream in(out);
+        std::string word;
+        if (in >> word >> subject && word != "ready") subject = 0;
+    }
+    ASSERT_GT(subject, 0) << "the subject never said it was ready";
+    usleep(400000);  // a few writer flush periods
+    ASSERT_EQ(kill(subject, SIGKILL), 0);
+    int status = 0;
+    waitpid(cli, &status, 0);
+    trace_reader r(trace_path().string());
+    EXPECT_FALSE(r.complete());
+    std::size_t n = 0;
+    event e;
+    while (r.next(e)) n += e.kind == op::malloc && e.size == 6161;
+    EXPECT_EQ(n, 100u);
+}
 
 TEST_F(record_test, bad_command_line_exits_2_with_a_message) {
     auto r = run({RTMEM_CLI, "record", "--depth", "999", "--", "true"}, dir_);

@@ -1,4 +1,4 @@
-// rtmem record [-o FILE] [--depth N] [--follow-fork] -- PROGRAM ARGS...
+// rtmem record [-o FILE] [--depth N] [--timing N] [--follow-fork] -- PROGRAM ARGS...
 // Runs the program with librtmem-trace.so preloaded, then prints a one-line summary on stderr
 // (the program's stdout stays its own) and exits with the program's exit status.
 #include <signal.h>
@@ -22,6 +22,7 @@ namespace {
 struct record_args {
     std::string output;
     int depth = 16;
+    int timing = 16;
     bool follow_fork = false;
     std::vector<std::string> command;
 };
@@ -80,6 +81,7 @@ int run_record(const record_args& a) {
         setenv("LD_PRELOAD", preload.c_str(), 1);
         setenv("RTMEM_TRACE_FILE", path.c_str(), 1);
         setenv("RTMEM_TRACE_DEPTH", std::to_string(a.depth).c_str(), 1);
+        setenv("RTMEM_TRACE_TIMING", std::to_string(a.timing).c_str(), 1);
         setenv("RTMEM_TRACE_FOLLOW_FORK", a.follow_fork ? "1" : "0", 1);
         unsetenv("RTMEM_TRACE_ACTIVE");
         execvp(argv[0], argv.data());
@@ -99,7 +101,11 @@ int run_record(const record_args& a) {
         std::cerr << "rtmem: " << r.events << " events (" << r.allocations << " allocations), peak "
                   << rtmem::analyze::human_bytes(r.peak_live_bytes) << ", "
                   << rtmem::analyze::human_bytes(reader.file_size()) << " in " << file
-                  << (reader.complete() ? "" : " (incomplete)") << "\n";
+                  << (reader.complete() ? "" : " (incomplete)");
+        if (reader.dropped_events() != 0) {
+            std::cerr << "; " << reader.dropped_events() << " calls not recorded (while ending)";
+        }
+        std::cerr << "\n";
     } catch (const std::exception& e) {
         std::cerr << "rtmem: warning: no readable trace: " << e.what() << "\n";
     }
@@ -121,6 +127,9 @@ const bool registered = rtmem::cli::register_command(
          sub.add_option("-o,--output", a->output, "Trace file (default rtmem-<program>-<pid>.rtt)");
          sub.add_option("--depth", a->depth, "Call stack depth (0: no stacks)")
              ->check(CLI::Range(0, 128));
+         sub.add_option("--timing", a->timing,
+                        "Time one allocator call in N (1: every call, costs a second clock read)")
+             ->check(CLI::Range(1, 65536));
          sub.add_flag("--follow-fork", a->follow_fork,
                       "Trace forked children and exec'd programs into <file>.<pid>");
          sub.add_option("command", a->command, "Program and arguments (after --)")->required();

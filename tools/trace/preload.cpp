@@ -28,10 +28,10 @@ std::size_t page_size() noexcept {
 template <class Call>
 void* traced_alloc(op kind, std::size_t size, std::size_t align, Call call) {
     guard_scope g;
-    std::uint64_t t0 = fast_ns();
+    call_timing timing;
     void* p = call();
-    std::uint64_t t1 = fast_ns();
-    record(kind, size, align, p, nullptr, t1, t1 - t0, p == nullptr);
+    std::uint64_t t1 = ticks();
+    record(kind, size, align, p, nullptr, t1, timing.duration(t1), timing.timed, p == nullptr);
     return p;
 }
 
@@ -40,10 +40,11 @@ void* traced_alloc(op kind, std::size_t size, std::size_t align, Call call) {
 template <class Call>
 void traced_free(op kind, void* p, std::size_t size, std::size_t align, Call call) {
     guard_scope g;
-    std::uint64_t t0 = fast_ns();
+    bool timed = timing_due();
+    std::uint64_t t0 = ticks();
     call();
-    std::uint64_t t1 = fast_ns();
-    record(kind, size, align, p, nullptr, t0, t1 - t0, false);
+    std::uint64_t duration = timed ? ticks() - t0 : 0;
+    record(kind, size, align, p, nullptr, t0, duration, timed, false);
 }
 
 bool passthrough() noexcept {
@@ -100,11 +101,11 @@ RTMEM_EXPORT void* realloc(void* old, std::size_t n) {
     if (!real_resolved() && !ensure_ready()) return bootstrap_alloc(n, 16);
     if (passthrough()) return real_resolved() ? real.realloc(old, n) : bootstrap_alloc(n, 16);
     guard_scope g;
-    std::uint64_t t0 = fast_ns();
+    call_timing timing;
     void* p = real.realloc(old, n);
-    std::uint64_t t1 = fast_ns();
+    std::uint64_t t1 = ticks();
     bool failed = p == nullptr && n != 0;
-    record(op::realloc, n, 0, p, old, t1, t1 - t0, failed);
+    record(op::realloc, n, 0, p, old, t1, timing.duration(t1), timing.timed, failed);
     return p;
 }
 
@@ -195,17 +196,17 @@ void* new_impl(op kind, std::size_t n, std::size_t align, bool nothrow, Real fn,
         return fn != nullptr ? fn(n, args...) : fallback_new(n, align, nothrow);
     }
     guard_scope g;
-    std::uint64_t t0 = fast_ns();
+    call_timing timing;
     void* p = nullptr;
     try {
         p = fn != nullptr ? fn(n, args...) : fallback_new(n, align, nothrow);
     } catch (...) {  // bad_alloc: recorded as a failed allocation, then passed on
-        std::uint64_t t1 = fast_ns();
-        record(kind, n, align, nullptr, nullptr, t1, t1 - t0, true);
+        std::uint64_t t1 = ticks();
+        record(kind, n, align, nullptr, nullptr, t1, timing.duration(t1), timing.timed, true);
         throw;
     }
-    std::uint64_t t1 = fast_ns();
-    record(kind, n, align, p, nullptr, t1, t1 - t0, p == nullptr);
+    std::uint64_t t1 = ticks();
+    record(kind, n, align, p, nullptr, t1, timing.duration(t1), timing.timed, p == nullptr);
     return p;
 }
 

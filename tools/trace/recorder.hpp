@@ -1,6 +1,7 @@
 // Internals of librtmem-trace.so: the real allocator entry points, the per-thread recursion
 // guard and the recorder (per-thread event buffers, stack table, module map, file writer).
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -43,7 +44,8 @@ struct real_functions {
 extern real_functions real;
 
 /// >0 while this thread runs inside the library: nested allocations pass straight through.
-extern thread_local int tl_guard;
+/// constinit: no dynamic initialisation, so no TLS wrapper call on every access.
+extern constinit thread_local int tl_guard;
 
 struct guard_scope {
     guard_scope() noexcept { ++tl_guard; }
@@ -52,34 +54,79 @@ struct guard_scope {
     guard_scope& operator=(const guard_scope&) = delete;
 };
 
+namespace internal {
+enum state_value : int { uninit, initializing, ready, disabled };
+extern std::atomic<int> g_state;
+extern std::atomic<bool> g_stopped;  ///< end written or being written: later events are dropped
+bool ensure_ready_slow() noexcept;
+}  // namespace internal
+
+// Inline: every interposed call asks these first.
+
 /// True once real functions are resolved and recording is on.
-bool recording() noexcept;
+inline bool recording() noexcept {
+    return internal::g_state.load(std::memory_order_acquire) == internal::ready &&
+           !internal::g_stopped.load(std::memory_order_relaxed);
+}
 /// Resolves the real functions and opens the trace on first use; false while resolving
 /// (the caller then serves the request from the bootstrap buffer).
-bool ensure_ready() noexcept;
-[[nodiscard]] bool real_resolved() noexcept;
+inline bool ensure_ready() noexcept {
+    int s = internal::g_state.load(std::memory_order_acquire);
+    return s == internal::ready || s == internal::disabled || internal::ensure_ready_slow();
+}
+[[nodiscard]] inline bool real_resolved() noexcept {
+    return real.free != nullptr && real.malloc != nullptr;
+}
 
 std::uint64_t now_ns() noexcept;  ///< CLOCK_MONOTONIC
 
-/// CLOCK_MONOTONIC ns from the TSC when it is invariant (one rdtsc, no vDSO call), calibrated
-/// once at start so the mapping is the same monotonic function in every thread.
-inline std::uint64_t fast_ns() noexcept;
+/// The event clock: the raw TSC when it is invariant (one rdtsc, ~10 ns, no vDSO call),
+/// otherwise CLOCK_MONOTONIC ns. Converted to trace ns when a block is written, off the
+/// allocating thread.
 extern bool g_use_tsc;
-extern double g_ns_per_tick;
-extern std::uint64_t g_tsc0, g_mono0;
-inline std::uint64_t fast_ns() noexcept {
+inline std::uint64_t ticks() noexcept {
 #if defined(__x86_64__)
-    if (g_use_tsc) {
-        return g_mono0 + static_cast<std::uint64_t>(
-                             static_cast<double>(__builtin_ia32_rdtsc() - g_tsc0) * g_ns_per_tick);
-    }
+    if (g_use_tsc) return __builtin_ia32_rdtsc();
 #endif
     return now_ns();
 }
 
-/// Records one call; `time` is when it took effect, `duration` the ns spent in `real`.
+/// Durations are measured on a random sample of calls, one in `g_timing_period` on average
+/// (1 = every call): a second clock read per call would double the cost of recording a
+/// malloc/free pair. The report scales sampled durations back up.
+extern std::uint32_t g_timing_period;
+extern constinit thread_local std::uint32_t tl_timing_countdown;
+extern constinit thread_local std::uint32_t tl_timing_random;
+inline bool timing_due() noexcept {
+    if (tl_timing_countdown > 1) {
+        --tl_timing_countdown;
+        return false;
+    }
+    // Next gap uniform in [1, 2 * period - 1]: mean `period`, never in step with a loop.
+    std::uint32_t x = tl_timing_random == 0 ? 2463534242u : tl_timing_random;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    tl_timing_random = x;
+    std::uint32_t span = 2 * g_timing_period - 1;
+    tl_timing_countdown = span <= 1 ? 1 : 1 + x % span;
+    return true;
+}
+
+/// Clock reads around one call of the real allocator.
+struct call_timing {
+    bool timed = timing_due();
+    std::uint64_t start = timed ? ticks() : 0;
+    /// The duration in ticks given the time the call returned (0 when not timed).
+    [[nodiscard]] std::uint64_t duration(std::uint64_t end) const noexcept {
+        return timed ? end - start : 0;
+    }
+};
+
+/// Records one call; `time` (ticks) is when it took effect, `duration` the ticks spent in
+/// `real` when `timed`.
 void record(op kind, std::uint64_t size, std::size_t align, const void* ptr, const void* old_ptr,
-            std::uint64_t time, std::uint64_t duration, bool failed) noexcept;
+            std::uint64_t time, std::uint64_t duration, bool timed, bool failed) noexcept;
 
 /// Flushes every buffer and writes the end chunk (exec: the image is about to be replaced).
 void finish_before_exec() noexcept;

@@ -208,6 +208,48 @@ int run_tls() {
     return 0;
 }
 
+// The same malloc call site reached through different callers with identical frame layouts,
+// and through recursion of different depths, interleaved: the tracer's stack cache must tell
+// every chain apart.
+__attribute__((noinline)) void chain_leaf(std::size_t size) {
+    sink = std::malloc(size);
+    std::free(sink);
+}
+__attribute__((noinline)) void chain_from_first(std::size_t size) {
+    chain_leaf(size);
+}
+__attribute__((noinline)) void chain_from_second(std::size_t size) {
+    chain_leaf(size);
+}
+__attribute__((noinline)) void chain_recurse(int depth) {
+    if (depth == 0) {
+        chain_leaf(4545);
+        return;
+    }
+    chain_recurse(depth - 1);
+}
+
+int run_chains() {
+    for (int i = 0; i < 3000; ++i) {
+        chain_from_first(4343);
+        chain_from_second(4343);
+        if (i % 3 == 0) chain_from_first(4343);
+        chain_recurse(i % 4);
+    }
+    // Long runs: the cache hits within a run and must notice when the run changes.
+    for (int run = 0; run < 4; ++run) {
+        for (int i = 0; i < 2000; ++i) {
+            if (run % 2 == 0) {
+                chain_from_first(4747);
+            } else {
+                chain_from_second(4747);
+            }
+        }
+    }
+    std::printf("chains done\n");
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -231,6 +273,15 @@ int main(int argc, char** argv) {
     if (mode == "signals") return run_signals();
     if (mode == "tls") return run_tls();
     if (mode == "frames") return run_frames();
+    if (mode == "chains") return run_chains();
+    if (mode == "kill-me") {  // the test kills this process with SIGKILL once it is ready
+        static void* blocks[100];
+        for (auto& b : blocks) b = std::malloc(6161);
+        std::printf("ready %d\n", static_cast<int>(getpid()));
+        std::fflush(stdout);
+        sleep(30);
+        return 1;
+    }
     sink = std::malloc(1111);  // the ends below must still leave this in a readable trace
     std::puts("ending");
     std::fflush(stdout);

@@ -11,7 +11,6 @@ namespace rtmem::analyze {
 
 namespace {
 
-
 // JSON safe inside <script>: no "</" can close the element.
 std::string script_json(const nlohmann::json& j) {
     std::string s = j.dump();
@@ -140,16 +139,20 @@ std::string to_html(const trace_info& info, const report_data& r, site_names& na
     row("command", info.command);
     row("trace", info.file + " (" + human_bytes(info.file_size) + ")");
     row("ended by", info.end + (info.complete ? "" : " (incomplete trace)"));
+    if (r.windowed) row("time window", describe_window(r));
     row("events", std::to_string(r.events) + " over " + human_ns(r.duration_ns));
     row("allocations / deallocations",
         std::to_string(r.allocations) + " / " + std::to_string(r.deallocations));
     row("bytes allocated", human_bytes(r.bytes_allocated));
     row("peak live", human_bytes(r.peak_live_bytes) + " at " + human_ns(r.peak_time_ns));
-    row("leaked at exit",
+    row(r.windowed ? "live at window end" : "leaked at exit",
         human_bytes(r.leaked_bytes) + " in " + std::to_string(r.leaked_blocks) + " blocks");
     row("temporaries", std::to_string(r.temporaries));
     row("cross-thread frees", std::to_string(r.cross_thread_frees));
-    row("measured time in the allocator", human_ns(r.time_ns));
+    row(r.timing_period > 1 ? "estimated time in the allocator" : "measured time in the allocator",
+        human_ns(r.time_ns) + (r.timing_period > 1
+                                   ? " (1 call in " + std::to_string(r.timing_period) + " timed)"
+                                   : std::string()));
     o << "</table>\n";
     o << "<div class=\"grid\"><div><h2>Memory over time</h2><canvas id=\"memory\"></canvas></div>"
          "<div><h2>Allocations per second</h2><canvas id=\"rate\"></canvas></div>"

@@ -116,9 +116,38 @@ class live_map {
 
 class analyzer {
   public:
-    analyzer(const report_options& opts, const trace_reader* reader) : reader_(reader) {
+    analyzer(const report_options& opts, const trace_reader* reader, std::uint64_t origin = 0)
+        : reader_(reader), origin_(origin) {
+        if (reader != nullptr) r_.timing_period = reader->timing_period();
         r_.timeline.resize(std::max<std::size_t>(opts.timeline_points, 2));
         r_.timeline_step_ns = 1000;  // 1 us to start; doubles as the trace gets longer
+        r_.timeline_origin_ns = origin;
+        r_.duration_ns = origin;
+    }
+
+    // An event before the window: only the live blocks are tracked (no counters), so that the
+    // window starts from the memory really live then.
+    void prime(const event& e) {
+        if (is_allocation(e.kind)) {
+            hold(e);
+        } else if (is_deallocation(e.kind)) {
+            drop(e.ptr);
+        } else if (e.kind == op::realloc) {
+            drop(e.old_ptr);
+            hold(e);
+        }
+    }
+    // The window opens: what is live now is its starting level and first peak.
+    void open_window() {
+        r_.live_at_start_included = true;
+        r_.live_at_start_bytes = live_bytes_;
+        live_.for_each([&](const live_block&) { ++r_.live_at_start_blocks; });
+        for (std::uint32_t id = 0; id < live_by_site_.size(); ++id) {
+            if (live_by_site_[id] != 0) touch(id);
+        }
+        new_peak(origin_);
+        live_before_ = live_bytes_;
+        r_.timeline[0].live_bytes = live_bytes_;
     }
 
     void on_event(const event& e) {
@@ -139,7 +168,7 @@ class analyzer {
             if (e.ptr != 0 || e.size != 0) allocate(e, t, dur);
             if (e.ptr == 0 && e.old_ptr == 0) ++r_.failed;
         }
-        note_timeline(e.time_ns);
+        note_timeline(e.time_ns - std::min(e.time_ns, origin_));
     }
 
     report_data finish() {
@@ -151,17 +180,18 @@ class analyzer {
             s.live_bytes += b.size;
             ++s.live_blocks;
         });
-        for (auto& s : sites_) {
-            if (s.calls != 0) r_.sites.push_back(s);
+        for (auto& s : sites_) {  // (sites without calls: blocks live when a window opened)
+            if (s.calls != 0 || s.live_bytes != 0 || s.peak_bytes != 0) r_.sites.push_back(s);
         }
         for (auto& t : threads_) {
             if (t.allocations + t.deallocations != 0) r_.threads.push_back(t);
         }
         std::size_t used = std::min(
-            r_.timeline.size(), static_cast<std::size_t>(r_.duration_ns / r_.timeline_step_ns + 1));
+            r_.timeline.size(),
+            static_cast<std::size_t>((r_.duration_ns - origin_) / r_.timeline_step_ns + 1));
         r_.timeline.resize(used);
         for (std::size_t i = 0; i < r_.timeline.size(); ++i)
-            r_.timeline[i].time_ns = i * r_.timeline_step_ns;
+            r_.timeline[i].time_ns = origin_ + i * r_.timeline_step_ns;
         return std::move(r_);
     }
 
@@ -228,6 +258,23 @@ class analyzer {
         touch(e.stack);
         if (live_bytes_ > r_.peak_live_bytes) new_peak(e.time_ns);
         ++interval_allocs_;
+    }
+
+    void hold(const event& e) {
+        if (e.ptr == 0) return;
+        site(e.stack);
+        thread(e.thread);
+        std::uint64_t seq = alloc_seq_++;
+        last_alloc_[e.thread] = seq;
+        live_.insert({e.ptr, e.size, e.time_ns, seq, e.stack, e.thread});
+        live_bytes_ += e.size;
+        live_by_site_[e.stack] += e.size;
+    }
+    void drop(std::uint64_t ptr) {
+        live_block b{};
+        if (ptr == 0 || !live_.take(ptr, b)) return;
+        live_bytes_ -= b.size;
+        live_by_site_[b.stack] -= b.size;
     }
 
     // A block given up by realloc is never a temporary: the program still holds its data.
@@ -298,6 +345,7 @@ class analyzer {
     }
 
     const trace_reader* reader_;
+    std::uint64_t origin_;  // the timeline starts here (a window's start)
     report_data r_;
     live_map live_;
     std::vector<site_stats> sites_;
@@ -322,6 +370,23 @@ report_data analyze_events(event_source& source, const report_options& opts) {
     event e;
     while (source.next(e)) a.on_event(e);
     return a.finish();
+}
+
+report_data analyze_window(trace_reader& reader, time_window window, bool live_at_start,
+                           const report_options& opts) {
+    analyzer a(opts, &reader, window.from_ns);
+    event e;
+    if (live_at_start) {
+        reader.set_window({0, window.from_ns});
+        while (reader.next(e)) a.prime(e);
+    }
+    reader.set_window(window);
+    if (live_at_start) a.open_window();
+    while (reader.next(e)) a.on_event(e);
+    report_data r = a.finish();
+    r.windowed = true;
+    r.window = window;
+    return r;
 }
 
 std::vector<site_stats> top_sites(const report_data& r, site_order by, std::size_t n) {

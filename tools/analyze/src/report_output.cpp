@@ -64,6 +64,7 @@ trace_info describe(const trace_reader& reader) {
     i.threads = reader.thread_count();
     i.file_size = reader.file_size();
     i.complete = reader.complete();
+    i.dropped = reader.dropped_events();
     switch (reader.end()) {
         case trace_end::exit:
             i.end = "exit";
@@ -111,6 +112,72 @@ std::string human_ns(std::uint64_t ns) {
         std::snprintf(buf, sizeof buf, "%.2f s", d / 1e9);
     }
     return buf;
+}
+
+std::string describe_window(const report_data& r) {
+    if (!r.windowed) return "";
+    std::string out = "window " + human_ns(r.window.from_ns) + " to " +
+                      (r.window.to_ns == ~std::uint64_t{0} ? "the end" : human_ns(r.window.to_ns));
+    if (r.live_at_start_included) {
+        out += "; live when it opened: " + human_bytes(r.live_at_start_bytes) + " in " +
+               std::to_string(r.live_at_start_blocks) + " blocks (included in the peak)";
+    } else {
+        out +=
+            "; counts only blocks allocated within it (--live-at-start for the memory live "
+            "before it)";
+    }
+    return out;
+}
+
+std::optional<std::uint64_t> parse_ns(std::string_view text) {
+    auto is_space = [](char c) { return c == ' ' || c == '\t'; };
+    auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+    while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+    while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+    std::size_t i = 0;
+    std::uint64_t whole = 0;
+    for (; i < text.size() && is_digit(text[i]); ++i) {
+        if (__builtin_mul_overflow(whole, 10u, &whole) ||
+            __builtin_add_overflow(whole, static_cast<unsigned>(text[i] - '0'), &whole)) {
+            return std::nullopt;
+        }
+    }
+    bool any_digit = i > 0;
+    std::string_view fraction;
+    if (i < text.size() && text[i] == '.') {
+        std::size_t first = ++i;
+        while (i < text.size() && is_digit(text[i])) ++i;
+        fraction = text.substr(first, i - first);
+        any_digit = any_digit || !fraction.empty();
+    }
+    if (!any_digit) return std::nullopt;
+    while (!fraction.empty() && fraction.back() == '0') fraction.remove_suffix(1);
+    std::string_view unit = text.substr(i);
+    while (!unit.empty() && is_space(unit.front())) unit.remove_prefix(1);
+    std::size_t exponent = 0;  // the unit is 10^exponent ns
+    if (unit.empty() || unit == "ns") {
+        exponent = 0;
+    } else if (unit == "us") {
+        exponent = 3;
+    } else if (unit == "ms") {
+        exponent = 6;
+    } else if (unit == "s") {
+        exponent = 9;
+    } else {
+        return std::nullopt;
+    }
+    if (fraction.size() > exponent) return std::nullopt;  // finer than 1 ns
+    std::uint64_t scale = 1, frac_ns = 0;
+    for (std::size_t k = 0; k < exponent; ++k) {
+        scale *= 10;
+        unsigned digit = k < fraction.size() ? static_cast<unsigned>(fraction[k] - '0') : 0u;
+        frac_ns = frac_ns * 10 + digit;
+    }
+    std::uint64_t ns = 0;
+    if (__builtin_mul_overflow(whole, scale, &ns) || __builtin_add_overflow(ns, frac_ns, &ns)) {
+        return std::nullopt;
+    }
+    return ns;
 }
 
 namespace {
@@ -181,7 +248,12 @@ void print_text(std::ostream& out, const trace_info& info, const report_data& r,
         << "  ended by " << info.end << "\n";
     if (!info.complete)
         out << "warning: the trace has no end record; it stops at the last complete chunk\n";
-    out << "command: " << info.command << "\n\n";
+    if (info.dropped != 0)
+        out << "warning: " << info.dropped
+            << " calls were not recorded (made while the process was ending)\n";
+    out << "command: " << info.command << "\n";
+    if (r.windowed) out << describe_window(r) << "\n";
+    out << "\n";
     std::snprintf(line, sizeof line,
                   "events %" PRIu64 " over %s; allocations %" PRIu64 ", deallocations %" PRIu64
                   ", frames %" PRIu64 "\n",
@@ -195,12 +267,15 @@ void print_text(std::ostream& out, const trace_info& info, const report_data& r,
     out << "bytes allocated " << human_bytes(r.bytes_allocated) << "; peak live "
         << human_bytes(r.peak_live_bytes) << " (" << r.peak_live_bytes << " B) at "
         << human_ns(r.peak_time_ns) << "\n";
-    out << "leaked at exit " << human_bytes(r.leaked_bytes) << " in " << r.leaked_blocks
-        << " blocks; temporaries " << r.temporaries << "; failed " << r.failed
-        << "; frees of unknown pointers " << r.unknown_frees << "\n";
+    out << (r.windowed ? "live at window end " : "leaked at exit ") << human_bytes(r.leaked_bytes)
+        << " in " << r.leaked_blocks << " blocks; temporaries " << r.temporaries << "; failed "
+        << r.failed << "; frees of unknown pointers " << r.unknown_frees << "\n";
     out << "cross-thread frees " << r.cross_thread_frees << " ("
-        << human_bytes(r.cross_thread_bytes) << "); measured time in the allocator "
-        << human_ns(r.time_ns) << "\n";
+        << human_bytes(r.cross_thread_bytes) << "); "
+        << (r.timing_period > 1 ? "estimated " : "measured ") << "time in the allocator "
+        << human_ns(r.time_ns);
+    if (r.timing_period > 1) out << " (1 call in " << r.timing_period << " timed)";
+    out << "\n";
     for (site_order o : {site_order::calls, site_order::bytes, site_order::peak, site_order::time,
                          site_order::leaked}) {
         auto sites = top_sites(r, o, top);
@@ -229,12 +304,19 @@ void print_text(std::ostream& out, const trace_info& info, const report_data& r,
 nlohmann::json to_json(const trace_info& info, const report_data& r, site_names& names,
                        std::size_t top) {
     nlohmann::json j;
-    j["trace"] = {{"file", info.file},         {"program", info.program},
-                  {"command", info.command},   {"pid", info.pid},
-                  {"threads", info.threads},   {"file_size", info.file_size},
-                  {"complete", info.complete}, {"end", info.end}};
+    j["trace"] = {
+        {"file", info.file},         {"program", info.program}, {"command", info.command},
+        {"pid", info.pid},           {"threads", info.threads}, {"file_size", info.file_size},
+        {"complete", info.complete}, {"end", info.end},         {"dropped", info.dropped}};
     nlohmann::json calls;
     for (std::size_t k = 0; k < op_count; ++k) calls[op_name(static_cast<op>(k))] = r.calls[k];
+    if (r.windowed) {
+        j["window"] = {{"from_ns", r.window.from_ns},
+                       {"to_ns", r.window.to_ns},
+                       {"live_at_start_included", r.live_at_start_included},
+                       {"live_at_start_bytes", r.live_at_start_bytes},
+                       {"live_at_start_blocks", r.live_at_start_blocks}};
+    }
     j["totals"] = {{"events", r.events},
                    {"calls", calls},
                    {"allocations", r.allocations},
@@ -250,7 +332,8 @@ nlohmann::json to_json(const trace_info& info, const report_data& r, site_names&
                    {"cross_thread_bytes", r.cross_thread_bytes},
                    {"unknown_frees", r.unknown_frees},
                    {"failed", r.failed},
-                   {"time_ns", r.time_ns}};
+                   {"time_ns", r.time_ns},
+                   {"timing_period", r.timing_period}};
     for (site_order o : {site_order::calls, site_order::bytes, site_order::peak, site_order::time,
                          site_order::leaked}) {
         nlohmann::json list = nlohmann::json::array();

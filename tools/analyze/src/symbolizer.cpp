@@ -119,6 +119,7 @@ struct symbolizer::impl {
             std::free(parents);
         }
         if (out.empty()) {
+            if (sym == nullptr && file.empty()) return out;  // nothing known: module+offset
             frame_info f;
             f.function = sym != nullptr ? demangle(sym) : "??";
             f.file = file;
@@ -160,7 +161,8 @@ const std::vector<frame_info>& symbolizer::frames(std::uint64_t ip) {
 }
 
 std::string symbolizer::location_key(std::uint64_t ip) const {
-    const module* m = impl_->find(ip);
+    // The module of the call (ip - 1): a call that ends a module's code returns past its end.
+    const module* m = impl_->find(ip == 0 ? 0 : ip - 1);
     char buf[64];
     if (m == nullptr) {
         std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(ip));

@@ -24,9 +24,12 @@ trace_error::trace_error(std::string file, std::uint64_t offset, const std::stri
 
 namespace {
 
+inline constexpr std::uint64_t unknown_time = ~std::uint64_t{0};
+
 struct chunk_ref {
     std::uint64_t offset;  // of the chunk header
     fmt::chunk_header header;
+    std::uint64_t first_time = unknown_time;  // events chunks: from the end chunk's index
 };
 
 struct thread_stream {
@@ -36,6 +39,7 @@ struct thread_stream {
     std::vector<fmt::raw_event> events;
     std::size_t pos = 0;
     std::uint64_t chunk_offset = 0;
+    bool past_window = false;  // an event at or after the window's end was seen
 };
 
 }  // namespace
@@ -55,8 +59,14 @@ struct trace_reader::impl {
     bool complete = false;
     trace_end end = trace_end::unknown;
     int end_signal = 0;
+    std::uint64_t dropped = 0;
     ZSTD_DCtx* dctx = nullptr;
     std::vector<char> scratch;
+    std::unordered_map<std::uint64_t, fmt::index_entry> index;  // by chunk offset
+    std::uint64_t index_offset = 0;                             // of the end chunk holding it
+    bool indexed = false;  // every events chunk has an index entry
+    time_window window;
+    std::uint64_t chunks_decoded = 0;
 
     impl() = default;
     impl(const impl&) = delete;
@@ -112,10 +122,13 @@ struct trace_reader::impl {
         if (std::memcmp(header.magic, fmt::magic, sizeof header.magic) != 0) {
             fail(0, "not an rtmem trace (bad magic)");
         }
-        if (header.version != fmt::trace_version) {
+        if (header.version < fmt::oldest_trace_version || header.version > fmt::trace_version) {
             fail(8, "unsupported trace version " + std::to_string(header.version) +
-                        " (this rtmem reads version " + std::to_string(fmt::trace_version) + ")");
+                        " (this rtmem reads versions " + std::to_string(fmt::oldest_trace_version) +
+                        " to " + std::to_string(fmt::trace_version) + ")");
         }
+        // Version 1 timed every call; later versions say how many calls one timed call stands for.
+        timing_period = header.version == 1 || header.timing_period == 0 ? 1 : header.timing_period;
         if (header.header_size != sizeof header) fail(12, "bad header size");
     }
 
@@ -185,6 +198,7 @@ struct trace_reader::impl {
         }
         std::sort(modules.begin(), modules.end(),
                   [](const module& a, const module& b) { return a.start < b.start; });
+        apply_index();
     }
 
     void parse_meta(const std::vector<char>& p) {
@@ -271,28 +285,116 @@ struct trace_reader::impl {
                 fail(c.offset, "bad end reason");
         }
         end_signal = static_cast<int>(r.signal);
+        dropped = r.dropped;
         complete = true;
+        index_offset = c.offset;
+        for (std::uint32_t i = 0; i < c.header.count; ++i) {
+            fmt::index_entry entry{};
+            std::memcpy(&entry, p.data() + sizeof r + i * sizeof entry, sizeof entry);
+            index[entry.offset] = entry;
+        }
     }
 
-    // Loads the stream's next chunk; false when it has none left.
-    bool advance_chunk(thread_stream& s) {
-        s.events.clear();
-        s.pos = 0;
-        if (s.next_chunk == s.chunks.size()) {
-            s.events.shrink_to_fit();
-            return false;
+    // Gives events chunks their first time from the index. Chunks it does not list (an index
+    // cut at the tracer's limit) are decoded to be placed. A thread whose chunks are all listed
+    // is put in time order (whoever wrote a chunk, the thread's time order is what merging
+    // needs); an entry naming no events chunk, or the wrong thread or count, is corruption, and
+    // a first time is checked against the chunk when it is decoded.
+    void apply_index() {
+        indexed = complete;
+        std::size_t matched = 0;
+        for (auto& s : streams) {
+            bool all_listed = true, ordered = true;
+            std::uint64_t prev = 0;
+            for (auto& c : s.chunks) {
+                auto it = index.find(c.offset);
+                if (it == index.end()) {
+                    all_listed = false;
+                    continue;
+                }
+                const fmt::index_entry& entry = it->second;
+                if (entry.thread != c.header.thread || entry.count != c.header.count) {
+                    fail(index_offset, "index entry for the events chunk at offset " +
+                                           std::to_string(c.offset) + " does not match it");
+                }
+                c.first_time = entry.first_time;
+                ordered = ordered && c.first_time >= prev;
+                prev = c.first_time;
+                ++matched;
+            }
+            indexed = indexed && all_listed;
+            if (ordered) continue;
+            if (!all_listed) fail(index_offset, "index times go back within a thread");
+            std::stable_sort(
+                s.chunks.begin(), s.chunks.end(),
+                [](const chunk_ref& a, const chunk_ref& b) { return a.first_time < b.first_time; });
         }
-        const chunk_ref& c = s.chunks[s.next_chunk++];
+        if (matched != index.size()) fail(index_offset, "index entry names no events chunk");
+        index.clear();
+    }
+
+    // Whether chunk i of a thread can hold an event in the window. A thread's events are in
+    // time order across its chunks, so chunk i ends no later than chunk i + 1 begins.
+    bool may_overlap_window(const thread_stream& s, std::size_t i) const {
+        const chunk_ref& c = s.chunks[i];
+        if (c.first_time != unknown_time && c.first_time >= window.to_ns) return false;
+        if (i + 1 < s.chunks.size()) {
+            std::uint64_t next_first = s.chunks[i + 1].first_time;
+            if (next_first != unknown_time && next_first < window.from_ns) return false;
+        }
+        return true;
+    }
+
+    // Loads the stream's next chunk with an event in the window, trimmed to the window; false
+    // when it has none left. Chunks the index places outside the window are not read.
+    bool advance_chunk(thread_stream& s) {
+        for (;;) {
+            s.events.clear();
+            s.pos = 0;
+            while (s.next_chunk < s.chunks.size() && !s.past_window &&
+                   !may_overlap_window(s, s.next_chunk)) {
+                if (s.chunks[s.next_chunk].first_time >= window.to_ns) s.past_window = true;
+                ++s.next_chunk;
+            }
+            if (s.next_chunk == s.chunks.size() || s.past_window) {
+                s.events.shrink_to_fit();
+                return false;
+            }
+            const chunk_ref& c = s.chunks[s.next_chunk++];
+            decode_chunk(s, c);
+            if (c.first_time != unknown_time && s.events[0].time != c.first_time) {
+                fail(c.offset, "events chunk does not start at the time its index entry says");
+            }
+            trim_to_window(s);
+            if (s.pos < s.events.size()) return true;
+        }
+    }
+
+    void decode_chunk(thread_stream& s, const chunk_ref& c) {
+        ++chunks_decoded;
         s.events.resize(c.header.count);
         s.chunk_offset = c.offset;
         if ((c.header.flags & fmt::chunk_flag_packed) == 0) {
             load_payload(c, s.events.data());
-            return true;
+            return;
         }
         packed_buf.resize(c.header.raw_size);
         load_payload(c, packed_buf.data());
         unpack(c, s.events);
-        return true;
+    }
+
+    // Skips events before the window and drops those at or after its end (the thread's later
+    // chunks are then all past it too).
+    void trim_to_window(thread_stream& s) {
+        if (window.from_ns == 0 && window.to_ns == unknown_time) return;
+        auto before = [](const fmt::raw_event& e, std::uint64_t t) { return e.time < t; };
+        auto first = std::lower_bound(s.events.begin(), s.events.end(), window.from_ns, before);
+        auto last = std::lower_bound(first, s.events.end(), window.to_ns, before);
+        if (last != s.events.end()) {
+            s.past_window = true;
+            s.events.erase(last, s.events.end());
+        }
+        s.pos = static_cast<std::size_t>(first - s.events.begin());
     }
 
     void unpack(const chunk_ref& c, std::vector<fmt::raw_event>& out) {
@@ -321,10 +423,12 @@ struct trace_reader::impl {
             e.ptr = ptr;
             if ((head & 0x20) != 0) e.old_ptr = ptr + fmt::packed::unzigzag(varint());
             e.size = varint();
-            std::uint64_t stack = varint(), duration = varint();
+            bool timed = header.version == 1 || (head & 0x80) != 0;
+            std::uint64_t stack = varint(), duration = timed ? varint() : 0;
             if (stack > 0xffffffffu || duration > 0xffffffffu) fail(c.offset, "bad packed event");
             e.stack = static_cast<std::uint32_t>(stack);
             e.duration = static_cast<std::uint32_t>(duration);
+            if (timed) e.flags |= fmt::event_flag::timed;
             if ((head & 0x40) != 0) {
                 if (p == stop) fail(c.offset, "packed events end early");
                 e.align_log2 = *p++;
@@ -355,6 +459,7 @@ struct trace_reader::impl {
         heap.clear();
         for (std::uint32_t i = 0; i < streams.size(); ++i) {
             streams[i].next_chunk = 0;
+            streams[i].past_window = false;
             if (advance_chunk(streams[i])) heap.push_back(i);
         }
         for (std::size_t i = heap.size(); i-- > 0;) sift_down(i);
@@ -379,7 +484,8 @@ struct trace_reader::impl {
             e.ptr = 0;
             e.old_ptr = 0;  // a failed realloc frees nothing
         }
-        last_duration = r.duration;
+        bool timed = header.version == 1 || (r.flags & fmt::event_flag::timed) != 0;
+        last_duration = timed ? std::uint64_t{r.duration} * timing_period : 0;
         if (++s.pos == s.events.size() && !advance_chunk(s)) {
             heap[0] = heap.back();
             heap.pop_back();
@@ -387,7 +493,8 @@ struct trace_reader::impl {
         if (!heap.empty()) sift_down(0);
         return true;
     }
-    std::uint32_t last_duration = 0;
+    std::uint64_t last_duration = 0;
+    std::uint32_t timing_period = 1;
 };
 
 trace_reader::trace_reader(const std::string& path) : impl_(std::make_unique<impl>()) {
@@ -452,7 +559,26 @@ trace_end trace_reader::end() const noexcept {
 int trace_reader::end_signal() const noexcept {
     return impl_->end_signal;
 }
-std::uint32_t trace_reader::last_duration_ns() const noexcept {
+std::uint64_t trace_reader::dropped_events() const noexcept {
+    return impl_->dropped;
+}
+void trace_reader::set_window(time_window w) {
+    impl_->window = w;
+    impl_->restart();
+}
+time_window trace_reader::window() const noexcept {
+    return impl_->window;
+}
+bool trace_reader::indexed() const noexcept {
+    return impl_->indexed;
+}
+std::uint64_t trace_reader::chunks_decoded() const noexcept {
+    return impl_->chunks_decoded;
+}
+std::uint32_t trace_reader::timing_period() const noexcept {
+    return impl_->timing_period;
+}
+std::uint64_t trace_reader::last_duration_ns() const noexcept {
     return impl_->last_duration;
 }
 

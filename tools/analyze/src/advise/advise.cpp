@@ -82,6 +82,14 @@ std::string common_evidence(const site_profile& p) {
     return s;
 }
 
+/// Bump allocators (linear, frame, arena): every call moves off malloc, frees disappear and an
+/// allocation costs a pointer bump.
+void bump_savings(recommendation& r, const site_profile& p, const cost_model& cost) {
+    r.calls_saved = r.calls;
+    r.frees_removed = p.frees;
+    r.advised_ns = static_cast<double>(p.allocations) * cost.bump_ns;
+}
+
 }  // namespace
 
 recommendation recommend(const site_profile& p, const cost_model& cost, double pool_headroom) {
@@ -132,9 +140,7 @@ recommendation recommend(const site_profile& p, const cost_model& cost, double p
                 "// pmr containers: rtmem::resource<rtmem::linear_allocator> res{site_arena};\n"
                 "//                 std::pmr::vector<T> v{&res};   (or rtmem::arena to grow by "
                 "chunks)";
-            r.calls_saved = r.calls;
-            r.frees_removed = p.frees;
-            r.advised_ns = allocs * cost.bump_ns;
+            bump_savings(r, p, cost);
             break;
         }
         case site_class::pool: {
@@ -184,9 +190,7 @@ recommendation recommend(const site_profile& p, const cost_model& cost, double p
                        "free(p): remove\n"
                        "site_frames.next_frame();   // at each frame boundary (where "
                        "rtmem_trace_frame() is)";
-            r.calls_saved = r.calls;
-            r.frees_removed = p.frees;
-            r.advised_ns = allocs * cost.bump_ns;
+            bump_savings(r, p, cost);
             break;
         }
         case site_class::long_lived: {
@@ -200,9 +204,7 @@ recommendation recommend(const site_profile& p, const cost_model& cost, double p
                        "};   // grows by chunks\n"
                        "void* p = permanent.allocate(n, alignof(T));   // was malloc(n); free at "
                        "exit: remove";
-            r.calls_saved = r.calls;
-            r.frees_removed = p.frees;
-            r.advised_ns = allocs * cost.bump_ns;
+            bump_savings(r, p, cost);
             break;
         }
         case site_class::general: {

@@ -26,52 +26,40 @@ void* open_library(const char* soname, int extra = 0) {
     return dlopen(soname, RTLD_NOW | RTLD_LOCAL | extra);
 }
 
-// ---- glibc ---------------------------------------------------------------------------------
-struct glibc_api {
+// ---- the malloc family: glibc and tcmalloc ----------------------------------------------------
+/// malloc, calloc, realloc, memalign and free under a common prefix ("" in libc, "tc_").
+struct malloc_family_api {
     void* (*malloc)(std::size_t) = nullptr;
     void* (*calloc)(std::size_t, std::size_t) = nullptr;
     void* (*realloc)(void*, std::size_t) = nullptr;
     void* (*memalign)(std::size_t, std::size_t) = nullptr;
     void (*free)(void*) = nullptr;
-    struct info {  // struct mallinfo2
-        std::size_t arena, ordblks, smblks, hblks, hblkhd, usmblks, fsmblks, uordblks, fordblks,
-            keepcost;
-    };
-    info (*mallinfo2)() = nullptr;
 
-    static const glibc_api& get() {
-        static const glibc_api api = [] {
-            glibc_api a;
-            void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-            a.malloc = symbol<decltype(a.malloc)>(libc, "malloc");
-            a.calloc = symbol<decltype(a.calloc)>(libc, "calloc");
-            a.realloc = symbol<decltype(a.realloc)>(libc, "realloc");
-            a.memalign = symbol<decltype(a.memalign)>(libc, "memalign");
-            a.free = symbol<decltype(a.free)>(libc, "free");
-            a.mallinfo2 = symbol<decltype(a.mallinfo2)>(libc, "mallinfo2");
-            return a;
-        }();
-        return api;
+    void load(void* lib, const std::string& prefix) {
+        malloc = symbol<decltype(malloc)>(lib, (prefix + "malloc").c_str());
+        calloc = symbol<decltype(calloc)>(lib, (prefix + "calloc").c_str());
+        realloc = symbol<decltype(realloc)>(lib, (prefix + "realloc").c_str());
+        memalign = symbol<decltype(memalign)>(lib, (prefix + "memalign").c_str());
+        free = symbol<decltype(free)>(lib, (prefix + "free").c_str());
     }
     [[nodiscard]] bool ok() const { return malloc && calloc && realloc && memalign && free; }
 };
 
-class glibc_backend final : public replay_backend {
+/// Blocks aligned beyond 16 (what malloc guarantees) go through memalign; realloc and calloc
+/// only serve malloc's alignment, larger ones take replay_backend's copying defaults.
+template <class Api>
+class malloc_family_backend : public replay_backend {
   public:
-    // Free space glibc already held (e.g. from the trace compilation) is not the replay's.
-    glibc_backend() : free_at_start_(api_.mallinfo2 != nullptr ? api_.mallinfo2().fordblks : 0) {}
     void* allocate(replay_call, std::size_t size, std::size_t align,
                    std::uint32_t& tag) noexcept override {
         tag = 0;
         return align <= 16 ? api_.malloc(size) : api_.memalign(align, size);
     }
-    void* allocate_zeroed(replay_call, std::size_t size, std::size_t align,
+    void* allocate_zeroed(replay_call c, std::size_t size, std::size_t align,
                           std::uint32_t& tag) noexcept override {
+        if (align > 16) return replay_backend::allocate_zeroed(c, size, align, tag);
         tag = 0;
-        if (align <= 16) return api_.calloc(1, size);
-        void* p = api_.memalign(align, size);
-        if (p != nullptr) std::memset(p, 0, size);
-        return p;
+        return api_.calloc(1, size);
     }
     void deallocate(replay_call, void* p, std::size_t, std::size_t,
                     std::uint32_t) noexcept override {
@@ -82,6 +70,35 @@ class glibc_backend final : public replay_backend {
         if (align > 16) return replay_backend::reallocate(from, to, p, old_size, size, align, tag);
         return api_.realloc(p, size);
     }
+
+  protected:
+    const Api& api_ = Api::get();
+};
+
+// ---- glibc ---------------------------------------------------------------------------------
+struct glibc_api : malloc_family_api {
+    struct info {  // struct mallinfo2
+        std::size_t arena, ordblks, smblks, hblks, hblkhd, usmblks, fsmblks, uordblks, fordblks,
+            keepcost;
+    };
+    info (*mallinfo2)() = nullptr;
+
+    static const glibc_api& get() {
+        static const glibc_api api = [] {
+            glibc_api a;
+            void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+            a.load(libc, "");
+            a.mallinfo2 = symbol<decltype(a.mallinfo2)>(libc, "mallinfo2");
+            return a;
+        }();
+        return api;
+    }
+};
+
+class glibc_backend final : public malloc_family_backend<glibc_api> {
+  public:
+    // Free space glibc already held (e.g. from the trace compilation) is not the replay's.
+    glibc_backend() : free_at_start_(api_.mallinfo2 != nullptr ? api_.mallinfo2().fordblks : 0) {}
     std::size_t footprint() noexcept override {
         if (api_.mallinfo2 == nullptr) return 0;
         // In-use bytes (headers included) plus free space created since the start: free space
@@ -92,7 +109,6 @@ class glibc_backend final : public replay_backend {
     }
 
   private:
-    const glibc_api& api_ = glibc_api::get();
     std::size_t free_at_start_;
 };
 
@@ -223,56 +239,30 @@ class jemalloc_backend final : public replay_backend {
 };
 
 // ---- tcmalloc ------------------------------------------------------------------------------
-struct tcmalloc_api {
-    void* (*malloc)(std::size_t) = nullptr;
-    void* (*calloc)(std::size_t, std::size_t) = nullptr;
-    void* (*memalign)(std::size_t, std::size_t) = nullptr;
-    void* (*realloc)(void*, std::size_t) = nullptr;
+struct tcmalloc_api : malloc_family_api {
     void (*free_sized)(void*, std::size_t) = nullptr;
-    void (*free)(void*) = nullptr;
     int (*property)(const char*, std::size_t*) = nullptr;
     static const tcmalloc_api& get() {
         static const tcmalloc_api api = [] {
             tcmalloc_api a;
             void* lib = open_library("libtcmalloc_minimal.so.4");
-            a.malloc = symbol<decltype(a.malloc)>(lib, "tc_malloc");
-            a.calloc = symbol<decltype(a.calloc)>(lib, "tc_calloc");
-            a.memalign = symbol<decltype(a.memalign)>(lib, "tc_memalign");
-            a.realloc = symbol<decltype(a.realloc)>(lib, "tc_realloc");
+            a.load(lib, "tc_");
             a.free_sized = symbol<decltype(a.free_sized)>(lib, "tc_free_sized");
-            a.free = symbol<decltype(a.free)>(lib, "tc_free");
             a.property = symbol<decltype(a.property)>(lib, "MallocExtension_GetNumericProperty");
             return a;
         }();
         return api;
     }
-    [[nodiscard]] bool ok() const { return malloc && calloc && memalign && realloc && free; }
 };
 
-class tcmalloc_backend final : public replay_backend {
+class tcmalloc_backend final : public malloc_family_backend<tcmalloc_api> {
   public:
-    void* allocate(replay_call, std::size_t size, std::size_t align,
-                   std::uint32_t& tag) noexcept override {
-        tag = 0;
-        return align <= 16 ? api_.malloc(size) : api_.memalign(align, size);
-    }
-    void* allocate_zeroed(replay_call c, std::size_t size, std::size_t align,
-                          std::uint32_t& tag) noexcept override {
-        if (align > 16) return replay_backend::allocate_zeroed(c, size, align, tag);
-        tag = 0;
-        return api_.calloc(1, size);
-    }
     void deallocate(replay_call, void* p, std::size_t size, std::size_t align,
                     std::uint32_t) noexcept override {
         if (api_.free_sized != nullptr && align <= 16)
             api_.free_sized(p, size);
         else
             api_.free(p);
-    }
-    void* reallocate(replay_call from, replay_call to, void* p, std::size_t old_size,
-                     std::size_t size, std::size_t align, std::uint32_t& tag) noexcept override {
-        if (align > 16) return replay_backend::reallocate(from, to, p, old_size, size, align, tag);
-        return api_.realloc(p, size);
     }
     std::size_t footprint() noexcept override {  // heap size minus what was returned to the OS
         if (api_.property == nullptr) return 0;
@@ -281,9 +271,6 @@ class tcmalloc_backend final : public replay_backend {
         api_.property("tcmalloc.pageheap_unmapped_bytes", &unmapped);
         return heap - std::min(heap, unmapped);
     }
-
-  private:
-    const tcmalloc_api& api_ = tcmalloc_api::get();
 };
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

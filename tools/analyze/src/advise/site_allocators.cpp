@@ -3,6 +3,7 @@
 // (the advice says thread_local); misuse is detected here before the allocator sees it.
 #include <algorithm>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 #include "site_allocator.hpp"
@@ -31,64 +32,81 @@
 namespace rtmem::analyze::detail {
 namespace {
 
-/// One allocator per thread, created on first use.
-template <class Instance>
-class per_thread {
+/// What every per-thread site allocator shares: one Instance per thread, made on first use
+/// (or by prepare) from the arguments given at construction, and a footprint of
+/// `instance_bytes` per instance made.
+template <class Instance, class... Args>
+class per_thread_site : public site_allocator {
   public:
-    template <class Make>
-    Instance& get(std::uint32_t thread, Make&& make) {
-        if (thread >= items_.size()) items_.resize(thread + 1);
-        if (!items_[thread]) items_[thread] = make();
-        return *items_[thread];
+    explicit per_thread_site(std::size_t instance_bytes, Args... args)
+        : instance_bytes_(instance_bytes), args_(args...) {}
+    void prepare(std::uint32_t thread) override { (void)of(thread); }
+    [[nodiscard]] std::size_t footprint() const noexcept override {
+        std::size_t made = 0;
+        for (const auto& i : instances_) made += i != nullptr;
+        return instance_bytes_ * made;
     }
-    [[nodiscard]] std::size_t count() const noexcept {
-        std::size_t n = 0;
-        for (const auto& i : items_) n += i != nullptr;
-        return n;
+
+  protected:
+    Instance& of(std::uint32_t thread) {
+        if (thread >= instances_.size()) instances_.resize(thread + 1);
+        if (!instances_[thread]) {
+            instances_[thread] = std::apply(
+                [](const Args&... a) { return std::make_unique<Instance>(a...); }, args_);
+        }
+        return *instances_[thread];
     }
     template <class F>
-    void for_each(F&& f) {
-        for (auto& i : items_) {
+    void for_each_instance(F&& f) {
+        for (auto& i : instances_) {
             if (i) f(*i);
         }
     }
 
   private:
-    std::vector<std::unique_ptr<Instance>> items_;
+    std::size_t instance_bytes_;
+    std::tuple<Args...> args_;
+    std::vector<std::unique_ptr<Instance>> instances_;
 };
 
+/// `alloc.allocate(size, align)`; a failure is counted as an overflow (the caller falls back).
+template <class Alloc>
+void* allocate_or_count(Alloc& alloc, std::size_t size, std::size_t align,
+                        site_violations& v) noexcept {
+    void* p = alloc.allocate(size, align);
+    if (p == nullptr) ++v.overflow;
+    return p;
+}
+
 #if defined(RTMEM_REPLAY_HAVE_STACK)
-/// stack_allocator: a free that is not the thread's most recent block is a violation; the
-/// block stays allocated until the blocks above it are freed, then all go in LIFO order.
-class stack_site final : public site_allocator {
+struct stack_instance {
     struct entry {
         void* p;
         std::size_t size, align;
         bool live;
     };
-    struct instance {
-        rtmem::stack_allocator alloc;
-        std::vector<entry> order;
-        explicit instance(std::size_t bytes) : alloc(bytes) {}
-    };
+    rtmem::stack_allocator alloc;
+    std::vector<entry> order;
+    explicit stack_instance(std::size_t bytes) : alloc(bytes) {}
+};
 
+/// stack_allocator: a free that is not the thread's most recent block is a violation; the
+/// block stays allocated until the blocks above it are freed, then all go in LIFO order.
+class stack_site final : public per_thread_site<stack_instance, std::size_t> {
   public:
-    explicit stack_site(std::size_t capacity) : capacity_(capacity) {}
+    explicit stack_site(std::size_t capacity) : per_thread_site(capacity, capacity) {}
     void* allocate(std::uint32_t thread, std::size_t size, std::size_t align, std::uint32_t& tag,
                    site_violations& v) noexcept override {
-        instance& in = of(thread);
-        void* p = in.alloc.allocate(size, align);
-        if (p == nullptr) {
-            ++v.overflow;
-            return nullptr;
-        }
+        stack_instance& in = of(thread);
+        void* p = allocate_or_count(in.alloc, size, align, v);
+        if (p == nullptr) return nullptr;
         in.order.push_back({p, size, align, true});
         tag = thread + 1;
         return p;
     }
     void deallocate(std::uint32_t, void* p, std::size_t, std::size_t, std::uint32_t tag,
                     site_violations& v) noexcept override {
-        instance& in = of(tag - 1);
+        stack_instance& in = of(tag - 1);
         auto& order = in.order;
         if (!order.empty() && order.back().p == p) {
             order.back().live = false;
@@ -109,7 +127,7 @@ class stack_site final : public site_allocator {
     /// The top block grows or shrinks where it is (free it, allocate again at the same top).
     void* reallocate(std::uint32_t thread, void* p, std::size_t, std::size_t size,
                      std::size_t align, std::uint32_t& tag, site_violations& v) noexcept override {
-        instance& in = of(tag - 1);
+        stack_instance& in = of(tag - 1);
         if (in.order.empty() || in.order.back().p != p) return nullptr;
         in.alloc.deallocate(p, in.order.back().size, in.order.back().align);
         in.order.pop_back();
@@ -117,142 +135,106 @@ class stack_site final : public site_allocator {
         if (q == nullptr) tag = 0;  // released, and the new size did not fit: caller falls back
         return q;
     }
-    [[nodiscard]] std::size_t footprint() const noexcept override {
-        return capacity_ * threads_.count();
-    }
-
-    void prepare(std::uint32_t thread) override { (void)of(thread); }
-
-  private:
-    instance& of(std::uint32_t thread) {
-        return threads_.get(thread, [&] { return std::make_unique<instance>(capacity_); });
-    }
-    std::size_t capacity_;
-    per_thread<instance> threads_;
 };
 #endif
 
 #if defined(RTMEM_REPLAY_HAVE_LINEAR)
+struct linear_instance {
+    rtmem::linear_allocator alloc;
+    std::uint64_t live = 0;
+    explicit linear_instance(std::size_t bytes) : alloc(bytes) {}
+};
+
 /// linear_allocator: frees are no-ops; the allocator is reset when the site's blocks of that
 /// thread are all freed (the bulk free the advice relies on).
-class linear_site final : public site_allocator {
-    struct instance {
-        rtmem::linear_allocator alloc;
-        std::uint64_t live = 0;
-        explicit instance(std::size_t bytes) : alloc(bytes) {}
-    };
-
+class linear_site final : public per_thread_site<linear_instance, std::size_t> {
   public:
-    explicit linear_site(std::size_t capacity) : capacity_(capacity) {}
+    explicit linear_site(std::size_t capacity) : per_thread_site(capacity, capacity) {}
     void* allocate(std::uint32_t thread, std::size_t size, std::size_t align, std::uint32_t& tag,
                    site_violations& v) noexcept override {
-        instance& in = of(thread);
-        void* p = in.alloc.allocate(size, align);
-        if (p == nullptr) {
-            ++v.overflow;
-            return nullptr;
-        }
+        linear_instance& in = of(thread);
+        void* p = allocate_or_count(in.alloc, size, align, v);
+        if (p == nullptr) return nullptr;
         ++in.live;
         tag = thread + 1;
         return p;
     }
     void deallocate(std::uint32_t, void*, std::size_t, std::size_t, std::uint32_t tag,
                     site_violations&) noexcept override {
-        instance& in = of(tag - 1);
+        linear_instance& in = of(tag - 1);
         if (--in.live == 0) in.alloc.reset();
     }
-    [[nodiscard]] std::size_t footprint() const noexcept override {
-        return capacity_ * threads_.count();
-    }
-
-    void prepare(std::uint32_t thread) override { (void)of(thread); }
-
-  private:
-    instance& of(std::uint32_t thread) {
-        return threads_.get(thread, [&] { return std::make_unique<instance>(capacity_); });
-    }
-    std::size_t capacity_;
-    per_thread<instance> threads_;
 };
 #endif
 
 #if defined(RTMEM_REPLAY_HAVE_POOL)
-/// pool_allocator with the advised capacity: a larger block or a full pool falls back.
-class pool_site final : public site_allocator {
-    struct instance {
-        rtmem::pool_allocator<> alloc;
-        std::uint64_t live = 0;
-        instance(std::size_t block, std::size_t align, std::size_t count)
-            : alloc(block, align, count) {}
-    };
+struct pool_instance {
+    rtmem::pool_allocator<> alloc;
+    std::uint64_t live = 0;
+    pool_instance(std::size_t block, std::size_t align, std::size_t count)
+        : alloc(block, align, count) {}
+};
 
+/// pool_allocator with the advised capacity: a larger block or a full pool falls back.
+class pool_site final
+    : public per_thread_site<pool_instance, std::size_t, std::size_t, std::size_t> {
   public:
     pool_site(std::size_t block, std::size_t align, std::size_t capacity)
-        : block_(block), align_(align), capacity_(capacity) {}
+        : per_thread_site(block * capacity, block, align, capacity),
+          block_(block),
+          align_(align),
+          capacity_(capacity) {}
     void* allocate(std::uint32_t thread, std::size_t size, std::size_t align, std::uint32_t& tag,
                    site_violations& v) noexcept override {
         if (size > block_ || align > std::max<std::size_t>(align_, 16)) {  // 16: malloc's own
             ++v.wrong_size;
             return nullptr;
         }
-        instance& in = of(thread);
+        pool_instance& in = of(thread);
         if (in.live == capacity_) {
             ++v.overflow;
             return nullptr;
         }
-        void* p = in.alloc.allocate(block_, align_);
-        if (p == nullptr) {
-            ++v.overflow;
-            return nullptr;
-        }
+        void* p = allocate_or_count(in.alloc, block_, align_, v);
+        if (p == nullptr) return nullptr;
         ++in.live;
         tag = thread + 1;
         return p;
     }
     void deallocate(std::uint32_t, void* p, std::size_t, std::size_t, std::uint32_t tag,
                     site_violations&) noexcept override {
-        instance& in = of(tag - 1);
+        pool_instance& in = of(tag - 1);
         in.alloc.deallocate(p, block_, align_);
         --in.live;
     }
-    [[nodiscard]] std::size_t footprint() const noexcept override {
-        return block_ * capacity_ * threads_.count();
-    }
-
-    void prepare(std::uint32_t thread) override { (void)of(thread); }
 
   private:
-    instance& of(std::uint32_t thread) {
-        return threads_.get(thread,
-                            [&] { return std::make_unique<instance>(block_, align_, capacity_); });
-    }
     std::size_t block_, align_, capacity_;
-    per_thread<instance> threads_;
 };
 #endif
 
 #if defined(RTMEM_REPLAY_HAVE_FRAME)
+template <std::size_t N>
+struct frame_instance {
+    rtmem::frame_allocator<N> alloc;
+    std::uint64_t live = 0;
+    explicit frame_instance(std::size_t bytes) : alloc(bytes) {}
+};
+
 /// frame_allocator<N>: frees are no-ops; a block freed after its frame was recycled is counted
 /// (in the program it would be a use after free). Without frame markers (a detected period),
 /// the frame advances when the site's blocks are all freed.
 template <std::size_t N>
-class frame_site final : public site_allocator {
-    struct instance {
-        rtmem::frame_allocator<N> alloc;
-        std::uint64_t live = 0;
-        explicit instance(std::size_t bytes) : alloc(bytes) {}
-    };
+class frame_site final : public per_thread_site<frame_instance<N>, std::size_t> {
+    using base = per_thread_site<frame_instance<N>, std::size_t>;
 
   public:
-    frame_site(std::size_t bytes, bool markers) : bytes_(bytes), markers_(markers) {}
+    frame_site(std::size_t bytes, bool markers) : base(bytes * N, bytes), markers_(markers) {}
     void* allocate(std::uint32_t thread, std::size_t size, std::size_t align, std::uint32_t& tag,
                    site_violations& v) noexcept override {
-        instance& in = of(thread);
-        void* p = in.alloc.allocate(size, align);
-        if (p == nullptr) {
-            ++v.overflow;
-            return nullptr;
-        }
+        frame_instance<N>& in = this->of(thread);
+        void* p = allocate_or_count(in.alloc, size, align, v);
+        if (p == nullptr) return nullptr;
         ++in.live;
         tag = static_cast<std::uint32_t>(frame_ + 1);
         return p;
@@ -260,28 +242,18 @@ class frame_site final : public site_allocator {
     void deallocate(std::uint32_t thread, void*, std::size_t, std::size_t, std::uint32_t tag,
                     site_violations& v) noexcept override {
         if (frame_ + 1 - tag >= N) ++v.expired;
-        instance& in = of(thread);
+        frame_instance<N>& in = this->of(thread);
         if (in.live > 0) --in.live;
         if (!markers_ && in.live == 0) in.alloc.next_frame();
     }
     void next_frame() noexcept override {
         ++frame_;
-        threads_.for_each([](instance& in) { in.alloc.next_frame(); });
+        this->for_each_instance([](frame_instance<N>& in) { in.alloc.next_frame(); });
     }
-    [[nodiscard]] std::size_t footprint() const noexcept override {
-        return bytes_ * N * threads_.count();
-    }
-
-    void prepare(std::uint32_t thread) override { (void)of(thread); }
 
   private:
-    instance& of(std::uint32_t thread) {
-        return threads_.get(thread, [&] { return std::make_unique<instance>(bytes_); });
-    }
-    std::size_t bytes_;
     bool markers_;
     std::uint64_t frame_ = 0;
-    per_thread<instance> threads_;
 };
 #endif
 
@@ -292,11 +264,8 @@ class arena_site final : public site_allocator {
     explicit arena_site(std::size_t chunk) : chunk_(chunk), arena_(chunk) {}
     void* allocate(std::uint32_t, std::size_t size, std::size_t align, std::uint32_t& tag,
                    site_violations& v) noexcept override {
-        void* p = arena_.allocate(size, align);
-        if (p == nullptr) {
-            ++v.overflow;
-            return nullptr;
-        }
+        void* p = allocate_or_count(arena_, size, align, v);
+        if (p == nullptr) return nullptr;
         used_ += size;
         tag = 1;
         return p;

@@ -9,7 +9,7 @@ namespace rtmem::analyze {
 
 /// Which entry point the program called. new/delete are kept apart from malloc/free.
 enum class op : std::uint8_t {
-    malloc,         ///< malloc, valloc, pvalloc
+    malloc,  ///< malloc, valloc, pvalloc
     calloc,
     realloc,        ///< also reallocarray; old_ptr freed, ptr allocated (either may be 0)
     aligned_alloc,  ///< aligned_alloc, memalign, posix_memalign
@@ -46,7 +46,7 @@ struct event {
 /// A stream of events plus the stack table they refer to. Implemented by the trace file reader
 /// and by the synthetic trace generator in the tests.
 class event_source {
-public:
+  public:
     virtual ~event_source() = default;
     /// Next event in time order; false at the end.
     virtual bool next(event& e) = 0;

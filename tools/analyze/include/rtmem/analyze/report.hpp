@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rtmem/analyze/event.hpp"
+#include "rtmem/analyze/trace_reader.hpp"
 
 namespace rtmem::analyze {
 
@@ -65,12 +66,24 @@ struct report_data {
     std::uint64_t cross_thread_bytes = 0;
     std::uint64_t unknown_frees = 0;  ///< pointers not allocated during the trace
     std::uint64_t failed = 0;         ///< allocations that returned null
-    std::uint64_t time_ns = 0;        ///< total measured time in the allocator (0 if unknown)
+    std::uint64_t time_ns = 0;        ///< total time in the allocator (0 if unknown)
+    /// One call in this many was timed; time_ns values are estimates (each timed call counts
+    /// this many times) unless it is 1.
+    std::uint32_t timing_period = 1;
     log2_histogram sizes, lifetimes_ns, lifetimes_allocs;
     std::vector<site_stats> sites;  ///< only sites with calls, any order
     std::vector<thread_stats> threads;
     std::vector<timeline_point> timeline;
     std::uint64_t timeline_step_ns = 0;
+    std::uint64_t timeline_origin_ns = 0;  ///< time of timeline[0] (the window's start)
+    /// Set by analyze_window. In a window, "leaked" means still live when the window closes.
+    bool windowed = false;
+    time_window window;
+    /// Whether the blocks live when the window opened were counted (a pass over the events
+    /// before it); then live_at_start_* describe them and the peak includes them.
+    bool live_at_start_included = false;
+    std::uint64_t live_at_start_bytes = 0;
+    std::uint64_t live_at_start_blocks = 0;
 };
 
 struct report_options {
@@ -79,6 +92,14 @@ struct report_options {
 
 /// Streams `source` once from its start (calls rewind()).
 [[nodiscard]] report_data analyze_events(event_source& source, const report_options& opts = {});
+
+/// The events of `window` only (the reader is left windowed, for later passes such as HTML
+/// sections). Without `live_at_start`, blocks allocated before the window are unknown to the
+/// report: their frees count as frees of unknown pointers and the peak is that of the memory
+/// allocated within the window. With it, the events before the window are read once more
+/// (only the live blocks are tracked) so the peak, the site peaks and the frees are exact.
+[[nodiscard]] report_data analyze_window(trace_reader& reader, time_window window,
+                                         bool live_at_start, const report_options& opts = {});
 
 /// Sites sorted by a key, largest first, at most `n`.
 enum class site_order { calls, bytes, peak, time, leaked };

@@ -3,7 +3,9 @@
 #include <cstdint>
 #include <iosfwd>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "rtmem/analyze/report.hpp"
@@ -36,7 +38,8 @@ struct trace_info {
     std::uint32_t pid = 0, threads = 0;
     std::uint64_t file_size = 0;
     bool complete = true;
-    std::string end;  ///< "exit", "signal 6", ...
+    std::string end;            ///< "exit", "signal 6", ...
+    std::uint64_t dropped = 0;  ///< calls not recorded (see trace_reader::dropped_events)
 };
 [[nodiscard]] trace_info describe(const trace_reader& reader);
 
@@ -48,9 +51,15 @@ void print_text(std::ostream& out, const trace_info& info, const report_data& r,
 [[nodiscard]] std::string to_html(const trace_info& info, const report_data& r, site_names& names,
                                   event_source& source, std::size_t top);
 
+/// For a windowed report: the window and what it counts ("" for a whole trace).
+[[nodiscard]] std::string describe_window(const report_data& r);
+
 /// "1.5 MiB", "12 KiB", "17 B".
 [[nodiscard]] std::string human_bytes(std::uint64_t b);
 /// "2.31 s", "14.0 ms", "350 ns".
 [[nodiscard]] std::string human_ns(std::uint64_t ns);
+/// A time given by a user: "1500000" (ns), "1.5s", "200ms", "3 us", "20ns". Nothing when
+/// malformed, negative, finer than 1 ns or beyond 2^64 - 1 ns.
+[[nodiscard]] std::optional<std::uint64_t> parse_ns(std::string_view text);
 
 }  // namespace rtmem::analyze

@@ -27,7 +27,8 @@ class symbolizer {
     symbolizer(const symbolizer&) = delete;
     symbolizer& operator=(const symbolizer&) = delete;
 
-    /// Frames for a return address (looked up at ip - 1), cached.
+    /// Frames for a return address (looked up at ip - 1), cached; empty when neither a symbol
+    /// nor a line is known (symbolize() then gives "module+0xoffset").
     const std::vector<frame_info>& frames(std::uint64_t ip);
     /// One line: "outer (file:line) <- inlined ..." or "module+0xoffset" without symbols.
     std::string symbolize(std::uint64_t ip);

@@ -7,7 +7,8 @@
 namespace rtmem::trace_format {
 
 inline constexpr char magic[8] = {'R', 'T', 'M', 'T', 'R', 'A', 'C', 'E'};
-inline constexpr std::uint32_t trace_version = 1;
+inline constexpr std::uint32_t trace_version = 2;
+inline constexpr std::uint32_t oldest_trace_version = 1;   ///< still read
 inline constexpr std::uint32_t chunk_magic = 0x4b435452;   // "RTCK" little endian
 inline constexpr std::uint32_t max_chunk_raw = 16u << 20;  // reader's sanity bound
 
@@ -20,7 +21,9 @@ struct file_header {
     std::uint64_t start_mono;      ///< CLOCK_MONOTONIC ns; event times are relative to it
     std::uint32_t pid;
     std::uint32_t stack_depth;
-    std::uint64_t reserved[3];
+    std::uint32_t timing_period;  ///< v2: one call in this many is timed (0 in v1: every call)
+    std::uint32_t reserved0;
+    std::uint64_t reserved[2];
 };
 static_assert(sizeof(file_header) == 64);
 
@@ -64,22 +67,27 @@ struct raw_event {
     std::uint64_t old_ptr;
     std::uint64_t size;
     std::uint32_t stack;      ///< 0 = not captured
-    std::uint32_t duration;   ///< ns spent in the underlying allocator (saturated)
+    std::uint32_t duration;   ///< ns spent in the underlying allocator (saturated), if timed
     std::uint8_t kind;        ///< rtmem::analyze::op
     std::uint8_t align_log2;  ///< 0 = no alignment requested, else log2(align) + 1
     std::uint8_t flags;       ///< event_flag bits
     std::uint8_t pad[5];
 };
 static_assert(sizeof(raw_event) == 48);
-enum event_flag : std::uint8_t { failed = 1 };  ///< the allocation returned null
+enum event_flag : std::uint8_t {
+    failed = 1,  ///< the allocation returned null
+    timed = 2,   ///< `duration` was measured (a sample of calls is; v1: every call)
+};
 
 /// chunk_header.flags for events chunks: the payload is packed_events, not raw_event[].
 inline constexpr std::uint16_t chunk_flag_packed = 1;
 
 /// Packed events (what the tracer writes, before zstd): per event
-///   u8 head = kind | failed << 4 | has_old << 5 | has_align << 6
+///   u8 head = kind | failed << 4 | has_old << 5 | has_align << 6 | timed << 7
 ///   varint time - previous time, zigzag varint ptr - previous ptr,
-///   [zigzag varint old_ptr - ptr], varint size, varint stack, varint duration, [u8 align_log2]
+///   [zigzag varint old_ptr - ptr], varint size, varint stack, [varint duration],
+///   [u8 align_log2]
+/// (version 1: no timed bit, the duration varint is always present)
 /// "previous" starts at 0 in every chunk, so chunks decode independently.
 namespace packed {
 inline constexpr std::size_t max_event_bytes = 1 + 10 * 6 + 1;
@@ -123,14 +131,15 @@ inline std::size_t pack(const raw_event* ev, std::uint32_t n, unsigned char* out
     for (std::uint32_t i = 0; i < n; ++i) {
         const raw_event& e = ev[i];
         bool has_old = e.old_ptr != 0, has_align = e.align_log2 != 0;
+        bool is_timed = (e.flags & event_flag::timed) != 0;
         *p++ = static_cast<unsigned char>(e.kind | (e.flags & 1u) << 4 | unsigned{has_old} << 5 |
-                                          unsigned{has_align} << 6);
+                                          unsigned{has_align} << 6 | unsigned{is_timed} << 7);
         p = put_varint(p, e.time - prev_time);
         p = put_varint(p, zigzag(e.ptr - prev_ptr));
         if (has_old) p = put_varint(p, zigzag(e.old_ptr - e.ptr));
         p = put_varint(p, e.size);
         p = put_varint(p, e.stack);
-        p = put_varint(p, e.duration);
+        if (is_timed) p = put_varint(p, e.duration);
         if (has_align) *p++ = e.align_log2;
         prev_time = e.time;
         prev_ptr = e.ptr;

@@ -34,6 +34,12 @@ struct module {
 /// How the traced process ended, when it said so.
 enum class trace_end { unknown, exit, quick_exit, signal, exec };
 
+/// Events with from_ns <= time < to_ns (ns since the start of recording).
+struct time_window {
+    std::uint64_t from_ns = 0;
+    std::uint64_t to_ns = ~std::uint64_t{0};
+};
+
 class trace_reader final : public event_source {
   public:
     /// Opens and indexes the file (reads stacks, modules and metadata; events stream later).
@@ -63,8 +69,25 @@ class trace_reader final : public event_source {
     [[nodiscard]] bool complete() const noexcept;
     [[nodiscard]] trace_end end() const noexcept;
     [[nodiscard]] int end_signal() const noexcept;
-    /// ns the allocator spent in the call last returned by next() (measured by the tracer).
-    [[nodiscard]] std::uint32_t last_duration_ns() const noexcept;
+    /// Calls the tracer saw but could not record (from the end record; 0 without one), e.g.
+    /// made by other threads while the process was already ending.
+    [[nodiscard]] std::uint64_t dropped_events() const noexcept;
+    /// Restricts next() to the events in `w` and rewinds. With an index (complete traces)
+    /// chunks outside the window are skipped unread; without one (a killed process) every
+    /// chunk up to the window's end is decoded and filtered. The default is the whole trace.
+    void set_window(time_window w);
+    [[nodiscard]] time_window window() const noexcept;
+    /// True when the end chunk's index gives every events chunk's first time (seekable).
+    [[nodiscard]] bool indexed() const noexcept;
+    /// Events chunks decompressed since the reader was opened (to measure seeking).
+    [[nodiscard]] std::uint64_t chunks_decoded() const noexcept;
+    /// The allocator time the call last returned by next() stands for: the tracer times a
+    /// random sample of calls (one in timing_period()), so this is the measured ns ×
+    /// timing_period() for a timed call and 0 for the others. Sums over many calls estimate
+    /// the total time; a single value does not describe its own call.
+    [[nodiscard]] std::uint64_t last_duration_ns() const noexcept;
+    /// One call in this many was timed (1: every call, as in version 1 traces).
+    [[nodiscard]] std::uint32_t timing_period() const noexcept;
 
   private:
     struct impl;
