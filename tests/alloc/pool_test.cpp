@@ -156,6 +156,86 @@ TEST(PoolAllocator, OversizeAndOveralignedAreReported) {
     EXPECT_NE(p.allocate(64, 16), nullptr);  // still usable
 }
 
+// Hands out memory from the top of a buffer downwards, so every new chunk lies below the
+// previous ones and the pool's address-sorted chunk index inserts at its front.
+class descending_upstream {
+  public:
+    void* allocate(std::size_t size, std::size_t align) noexcept {
+        const auto base = reinterpret_cast<std::uintptr_t>(buffer_.data());
+        if (size > top_) return nullptr;
+        const std::uintptr_t start = rtmem::align_down(base + top_ - size, align);
+        if (start < base) return nullptr;
+        top_ = start - base;
+        return reinterpret_cast<void*>(start);
+    }
+    void deallocate(void*, std::size_t, std::size_t) noexcept {}
+
+  private:
+    std::vector<std::byte> buffer_ = std::vector<std::byte>(1 << 20);
+    std::size_t top_ = 1 << 20;
+};
+
+// owns() and the checked lookups binary-search the chunks by address: exercise many chunks,
+// added in ascending (malloc, mostly) and descending address order.
+template <class Upstream>
+void many_chunks(Upstream& up) {
+    rtmem::pool_allocator<Upstream> p{24, 8, 3, up};
+    std::vector<std::byte*> blocks;
+    for (int i = 0; i < 600; ++i) {
+        auto* b = static_cast<std::byte*>(p.allocate_block());
+        ASSERT_NE(b, nullptr);
+        blocks.push_back(b);
+    }
+    EXPECT_EQ(p.capacity_blocks(), 600u);  // 200 chunks
+    int local = 0;
+    EXPECT_FALSE(p.owns(&local));
+    for (auto* b : blocks) {
+        EXPECT_TRUE(p.owns(b));
+        EXPECT_FALSE(p.owns(b + 8));  // interior
+    }
+    std::sort(blocks.begin(), blocks.end());
+    EXPECT_FALSE(p.owns(blocks.front() - p.block_stride()));  // just below the lowest chunk
+    for (std::size_t i = 0; i < blocks.size(); i += 2) p.deallocate_block(blocks[i]);
+    EXPECT_TRUE(p.check());
+    EXPECT_EQ(p.stats().live_count, 300u);
+#if RTMEM_CHECKS >= 1
+    rtmem::testing::violation_recorder rec;
+    for (std::size_t i = 0; i < blocks.size(); i += 50) p.deallocate_block(blocks[i]);  // freed
+    EXPECT_EQ(rec.count(violation_kind::double_free), 12u);
+    p.deallocate_block(blocks.back() + 8);
+    EXPECT_EQ(rec.last().kind, violation_kind::foreign_pointer);
+    EXPECT_EQ(p.stats().live_count, 300u);
+#endif
+    for (std::size_t i = 1; i < blocks.size(); i += 2) p.deallocate_block(blocks[i]);
+    EXPECT_TRUE(p.check());
+    EXPECT_EQ(p.stats().live_count, 0u);
+}
+
+TEST(PoolAllocator, ManyChunksAscending) {
+    rtmem::malloc_allocator up;
+    many_chunks(up);
+}
+
+TEST(PoolAllocator, ManyChunksDescending) {
+    descending_upstream up;
+    many_chunks(up);
+}
+
+TEST(PoolAllocator, MovedGrowingPoolKeepsItsChunkIndex) {
+    rtmem::malloc_allocator up;
+    rtmem::pool_allocator p{32, 8, 2, up};
+    std::vector<void*> blocks;
+    for (int i = 0; i < 40; ++i) blocks.push_back(p.allocate_block());
+    rtmem::pool_allocator q{std::move(p)};
+    for (void* b : blocks) EXPECT_TRUE(q.owns(b));
+    EXPECT_FALSE(p.owns(blocks[0]));  // NOLINT(bugprone-use-after-move): moved-from is empty
+    for (void* b : blocks) q.deallocate_block(b);
+    EXPECT_TRUE(q.check());
+    p = std::move(q);
+    EXPECT_TRUE(p.owns(blocks[5]));
+    EXPECT_EQ(p.stats().live_count, 0u);
+}
+
 #if RTMEM_CHECKS >= 1
 TEST(PoolAllocator, DoubleFreeIsReportedAndIgnored) {
     rtmem::testing::violation_recorder rec;

@@ -131,6 +131,40 @@ TEST(TlsfAllocator, FreeCoalescesWithBothNeighbours) {
     EXPECT_TRUE(t.check());
 }
 
+// FIFO frees grow the free block before them (it keeps its list place while its size class
+// does not change), LIFO frees merge into the free block after them (the freed block takes that
+// block's place), and carving the heap top keeps the top in its list: every step must leave
+// lists, bitmaps and tags consistent, whether the class changes or not.
+void carve_then_free(bool fifo) {
+    heap_buffer buf(1 << 20);
+    rtmem::tlsf_allocator t{buf.span()};
+    std::vector<void*> blocks;
+    std::vector<std::size_t> sizes;
+    for (std::size_t i = 0; i < 600; ++i) {
+        sizes.push_back(16 + (i * 37) % 1000);
+        blocks.push_back(t.allocate(sizes.back(), 16));
+        ASSERT_NE(blocks.back(), nullptr);
+        ASSERT_TRUE(t.check()) << "after allocation " << i;
+    }
+    EXPECT_EQ(count_blocks(t, false), 1u);  // only the heap top
+    for (std::size_t k = 0; k < blocks.size(); ++k) {
+        const std::size_t i = fifo ? k : blocks.size() - 1 - k;
+        t.deallocate(blocks[i], sizes[i], 16);
+        ASSERT_TRUE(t.check()) << "after free " << k;
+        ASSERT_EQ(count_blocks(t, false), fifo && k + 1 < blocks.size() ? 2u : 1u);
+    }
+    EXPECT_EQ(t.stats().used, 0u);
+    EXPECT_EQ(t.largest_free_block(), t.stats().capacity - sizeof(std::size_t));
+}
+
+TEST(TlsfAllocator, FifoFreesGrowTheFreeBlockBefore) {
+    carve_then_free(true);
+}
+
+TEST(TlsfAllocator, LifoFreesMergeIntoTheFreeBlockAfter) {
+    carve_then_free(false);
+}
+
 TEST(TlsfAllocator, DefaultAlignmentNeedsNoPadding) {
     heap_buffer buf(64 << 10);
     rtmem::tlsf_allocator t{buf.span()};

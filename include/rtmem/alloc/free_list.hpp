@@ -10,10 +10,10 @@
 #include <type_traits>
 #include <utility>
 
+#include "rtmem/alloc/fragmentation.hpp"
 #include "rtmem/core/allocator.hpp"
 #include "rtmem/core/malloc_allocator.hpp"
 #include "rtmem/detail/sanitizer.hpp"
-#include "rtmem/detail/tlsf_fragmentation.hpp"
 
 namespace rtmem {
 

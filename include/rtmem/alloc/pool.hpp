@@ -1,6 +1,7 @@
 // pool_allocator: blocks of one size and alignment, O(1) allocate/free through an intrusive
 // free list (a pop and a push), over a caller buffer or growing by whole chunks from an upstream.
 #pragma once
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -89,7 +90,7 @@ class pool_allocator {
 
     [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
         std::size_t size, std::size_t align = default_alignment) noexcept {
-        if (size > block_size_ || align > block_align_ || !is_pow2(align)) [[unlikely]]
+        if (!fits(size, align)) [[unlikely]]
             return reject(size, align);
         return allocate_block();
     }
@@ -109,7 +110,18 @@ class pool_allocator {
         if (p != nullptr) deallocate_block(p);
     }
 
-    /// True for the start of any block of any chunk (free or not). O(chunks).
+    /// Whether a block can serve (size, align). For a constant alignment up to 4 KiB this is one
+    /// compare against a member: size < size_bound_[log2 align], the bound being 0 for
+    /// alignments the blocks do not have (is_pow2 and the index fold away).
+    [[nodiscard]] RTMEM_ALWAYS_INLINE bool fits(std::size_t size,
+                                                std::size_t align) const noexcept {
+        if (!is_pow2(align)) return false;
+        const auto k = static_cast<unsigned>(std::countr_zero(align));
+        if (k > table_align_log2) return align <= block_align_ && size <= block_size_;
+        return size < size_bound_[k];
+    }
+
+    /// True for the start of any block of any chunk (free or not). O(log chunks).
     [[nodiscard]] bool owns(const void* p) const noexcept { return find_block(p).chunk != nullptr; }
 
     /// Returns every block to the free list; chunks are kept.
@@ -130,7 +142,7 @@ class pool_allocator {
 
     /// Verifies the free list: every node is a block start of a chunk that was handed out
     /// before, marked free in the bit map (checks on), no node twice, and free + live ==
-    /// carved. O(free blocks x chunks).
+    /// carved. O(free blocks x log chunks).
     [[nodiscard]] bool check() const noexcept;
 
     [[nodiscard]] std::size_t block_size() const noexcept { return block_size_; }
@@ -144,6 +156,7 @@ class pool_allocator {
 
   private:
     static constexpr bool checked = RTMEM_CHECKS >= 1;
+    static constexpr unsigned table_align_log2 = 12;  // fits() looks alignments <= 4 KiB up
 
     pool_allocator(std::size_t block_size, std::size_t block_align, std::size_t per_chunk,
                    Upstream* up) noexcept
@@ -154,6 +167,8 @@ class pool_allocator {
             return;
         }
         if (block_align_ < alignof(void*)) block_align_ = alignof(void*);
+        for (unsigned k = 0; k <= table_align_log2; ++k)
+            size_bound_[k] = (std::size_t{1} << k) <= block_align_ ? block_size + 1 : 0;
         std::size_t s = block_size < sizeof(void*) ? sizeof(void*) : block_size;
         if (!checked_align_up(s, block_align_, stride_)) {
             report_violation(violation_kind::bad_size, name, nullptr, block_size,
@@ -190,6 +205,7 @@ class pool_allocator {
 
     bool grow() noexcept {
         if (upstream_ == nullptr || per_chunk_ == 0 || !valid_) return false;
+        if (index_.size == index_.capacity && !grow_index()) return false;
         std::size_t bytes = 0;
         if (!checked_mul(stride_, per_chunk_, bytes) ||
             !checked_add(bytes, detail::pool_chunk::overhead(per_chunk_, checked) + block_align_,
@@ -205,10 +221,40 @@ class pool_allocator {
         }
         c->upstream_bytes = bytes;
         adopt(c);
+        index_.insert(c);
         return true;
     }
 
-    RTMEM_NOINLINE void* reject(std::size_t size, std::size_t align) const noexcept {
+    // Doubles the chunk index (amortised O(1) per chunk; growth already calls the upstream).
+    bool grow_index() noexcept {
+        const std::size_t cap = index_.capacity == 0 ? 8 : 2 * index_.capacity;
+        std::size_t bytes = 0;
+        if (!checked_mul(cap, sizeof(detail::pool_chunk*), bytes)) return false;
+        auto** mem = static_cast<detail::pool_chunk**>(
+            upstream_->allocate(bytes, alignof(detail::pool_chunk*)));
+        if (mem == nullptr) return false;
+        if (index_.size != 0) std::memcpy(mem, index_.chunks, index_.size * sizeof(*mem));
+        release_index();
+        index_.chunks = mem;
+        index_.capacity = cap;
+        return true;
+    }
+
+    void release_index() noexcept {
+        if (index_.chunks != nullptr)
+            upstream_->deallocate(index_.chunks, index_.capacity * sizeof(detail::pool_chunk*),
+                                  alignof(detail::pool_chunk*));
+        index_.chunks = nullptr;
+        index_.capacity = 0;
+    }
+
+    // Not split into member values by GCC's IPA (noipa): the callers then test the members in
+    // place (memory operands) instead of loading them into registers for this call.
+#if defined(__GNUC__) && !defined(__clang__)
+    __attribute__((noipa))
+#endif
+    RTMEM_NOINLINE void*
+    reject(std::size_t size, std::size_t align) const noexcept {
         if (!is_pow2(align) || align > block_align_)
             report_violation(violation_kind::bad_alignment, name, nullptr, size,
                              "alignment %zu: blocks are aligned to %zu", align, block_align_);
@@ -219,12 +265,10 @@ class pool_allocator {
         return nullptr;
     }
 
+    // O(log chunks): the buffer form has its one chunk, a growing pool binary-searches the index.
     detail::pool_block_ref find_block(const void* p) const noexcept {
-        for (auto* c = chunks_; c != nullptr; c = c->next) {
-            auto r = c->locate(p, stride_);
-            if (r.chunk != nullptr) return r;
-        }
-        return {};
+        detail::pool_chunk* c = index_.size == 0 ? chunks_ : index_.find(p);
+        return c == nullptr ? detail::pool_block_ref{} : c->locate(p, stride_);
     }
 
     void on_allocate(void* p) noexcept {
@@ -265,6 +309,8 @@ class pool_allocator {
                 detail::unpoison(c->first, c->count * stride_);
             }
         }
+        if (upstream_ != nullptr) release_index();
+        index_.size = 0;
         head_ = nullptr;
         carve_ = nullptr;
     }
@@ -272,11 +318,13 @@ class pool_allocator {
     void steal(pool_allocator& o) noexcept {
         head_ = std::exchange(o.head_, nullptr);
         chunks_ = std::exchange(o.chunks_, nullptr);
+        index_ = std::exchange(o.index_, detail::pool_chunk_index{});
         carve_ = std::exchange(o.carve_, nullptr);
         carved_ = std::exchange(o.carved_, 0);
         upstream_ = o.upstream_;
         block_size_ = o.block_size_;
         block_align_ = o.block_align_;
+        std::memcpy(size_bound_, o.size_bound_, sizeof(size_bound_));
         stride_ = o.stride_;
         per_chunk_ = o.per_chunk_;
         blocks_ = std::exchange(o.blocks_, 0);
@@ -289,8 +337,11 @@ class pool_allocator {
     void* head_ = nullptr;  // first free block; its first word links to the next
     detail::pool_chunk* chunks_ = nullptr;
     detail::pool_chunk* carve_ = nullptr;  // chunk whose never-used blocks go out next
+    detail::pool_chunk_index index_;       // the chunks by address (growing pools only)
     Upstream* upstream_ = nullptr;
     std::size_t block_size_ = 0, block_align_ = 0, stride_ = 0, per_chunk_ = 0;
+    // size_bound_[k]: 1 + the largest request at alignment 2^k (0: blocks are less aligned).
+    std::size_t size_bound_[table_align_log2 + 1] = {};
     std::size_t blocks_ = 0, total_ = 0, freed_ = 0;  // live = total_ - freed_
     std::size_t carved_ = 0;  // blocks handed out at least once since reset: the peak live count
     std::size_t peak_ = 0;    // largest carved_ before a reset

@@ -7,10 +7,10 @@
 #include <span>
 #include <string_view>
 
+#include "rtmem/alloc/fragmentation.hpp"
 #include "rtmem/core/allocator.hpp"
 #include "rtmem/detail/sanitizer.hpp"
 #include "rtmem/detail/tlsf_block.hpp"
-#include "rtmem/detail/tlsf_fragmentation.hpp"
 
 namespace rtmem {
 
@@ -51,10 +51,39 @@ class tlsf_allocator {
         const std::size_t adjusted = classes::block_size_for(size);
         if (align > classes::user_align) [[unlikely]]
             return allocate_aligned(size, adjusted, align);
-        block* b = take_free(adjusted);
+        unsigned fl = 0, sl = 0;
+        block* b = find_free(adjusted, fl, sl);
         if (b == nullptr) [[unlikely]]
             return nullptr;
-        return hand_out(b, adjusted, size);
+        detail::unpoison(b->user(), b->size());
+        const std::size_t flags = b->size_flags;
+        const std::size_t whole = flags & ~std::size_t{3};
+        if (whole >= adjusted + sizeof(block)) {
+            // Split off the tail. When the tail maps to the list b came from (a big block
+            // shrinking by a small request: the common case) it takes b's place in that list:
+            // no unlink, no bitmap update, no insert.
+            auto* rest = reinterpret_cast<block*>(b->user() + adjusted - block::overhead);
+            const std::size_t rest_size = whole - adjusted - block::overhead;
+            rest->size_flags = rest_size | block::this_free_bit;
+            b->size_flags = adjusted | (flags & block::prev_free_bit);
+            rest->link_next();
+            unsigned rfl = 0, rsl = 0;
+            classes::insert_index(rest_size, rfl, rsl);
+            if (rfl == fl && rsl == sl) [[likely]] {
+                replace_free(b, rest, fl, sl);
+                poison_free(rest);
+            } else {
+                remove_head(b, fl, sl);
+                insert_free(rest, rfl, rsl);
+            }
+            account_allocate(adjusted, size);
+        } else {
+            remove_head(b, fl, sl);
+            b->size_flags = flags & ~block::this_free_bit;
+            b->next_phys()->set_prev_free(false);
+            account_allocate(whole, size);
+        }
+        return b->user();
     }
 
     RTMEM_ALWAYS_INLINE void deallocate(void* p, std::size_t size,
@@ -69,20 +98,52 @@ class tlsf_allocator {
         std::size_t merged = flags & ~std::size_t{3};
         account_free(merged, size);
         block* next = b->next_phys();
-        if (next->is_free()) {  // coalesce forward
-            remove_free(next);
-            merged += next->size() + block::overhead;
-        }
+        unsigned fl = 0, sl = 0;
+        // A free block growing by a small neighbour mostly stays in its size class: then the
+        // merged block keeps that block's place in its list (no unlink, no bitmap update, no
+        // insert). FIFO frees and a heap top being given back take this path.
         if (flags & block::prev_free_bit) {  // coalesce backward through the boundary tag
+            if (next->is_free()) {
+                remove_free(next);
+                merged += next->size() + block::overhead;
+            }
             block* prev = b->prev_phys;
-            remove_free(prev);
+            unsigned pfl = 0, psl = 0;
+            classes::insert_index(prev->size(), pfl, psl);
             merged += prev->size() + block::overhead;
+            classes::insert_index(merged, fl, sl);
+            prev->size_flags = merged | block::this_free_bit;  // its prev is never free
+            prev->link_next()->size_flags |= block::prev_free_bit;
+            if (pfl == fl && psl == sl) [[likely]] {
+                poison_free(prev);
+                return;
+            }
+            unlink_free(prev, pfl, psl);
             b = prev;
+        } else if (next->is_free()) {  // coalesce forward: b takes next's place if it can
+            const std::size_t next_size = next->size();
+            unsigned nfl = 0, nsl = 0;
+            classes::insert_index(next_size, nfl, nsl);
+            merged += next_size + block::overhead;
+            classes::insert_index(merged, fl, sl);
+            block* next_next = next->next_free;
+            block* next_prev = next->prev_free;
+            b->size_flags = merged | block::this_free_bit;
+            b->link_next();  // already flagged: a free block preceded it
+            if (nfl == fl && nsl == sl) [[likely]] {
+                take_place(b, next_prev, next_next, fl, sl);
+                poison_free(b);
+                return;
+            }
+            b->prev_free = next_prev;  // unlink_free reads next's links through b
+            b->next_free = next_next;
+            unlink_free(b, nfl, nsl);
+        } else {
+            classes::insert_index(merged, fl, sl);
+            b->size_flags = merged | block::this_free_bit;
+            b->link_next()->size_flags |= block::prev_free_bit;
         }
-        b->size_flags = merged | block::this_free_bit;  // a free block's prev is never free
-        block* after = b->link_next();
-        after->size_flags |= block::prev_free_bit;
-        insert_free(b);
+        insert_free(b, fl, sl);
     }
 
     /// Resizes a live block of `old_size` requested bytes to `new_size`: in place when shrinking
@@ -132,9 +193,10 @@ class tlsf_allocator {
         std::byte* end;    // one past the sentinel
     };
 
-    // Finds a block of at least `adjusted` bytes in O(1) and unlinks it. nullptr when none.
-    RTMEM_ALWAYS_INLINE block* take_free(std::size_t adjusted) noexcept {
-        unsigned fl = 0, sl = 0;
+    // Finds, in O(1), the head of the first non-empty list whose blocks all hold `adjusted`
+    // bytes, and its list (fl, sl). nullptr when none.
+    RTMEM_ALWAYS_INLINE block* find_free(std::size_t adjusted, unsigned& fl,
+                                         unsigned& sl) noexcept {
         classes::search_index(adjusted, fl, sl);
         if (fl >= classes::fl_count) [[unlikely]]
             return nullptr;
@@ -147,10 +209,39 @@ class tlsf_allocator {
             sl_map = sl_bitmap_[fl];
         }
         sl = static_cast<unsigned>(std::countr_zero(sl_map));
-        block* b = heads_[fl][sl];
+        return heads_[fl][sl];
+    }
+
+    // find_free, then unlinks the block. nullptr when none.
+    RTMEM_ALWAYS_INLINE block* take_free(std::size_t adjusted) noexcept {
+        unsigned fl = 0, sl = 0;
+        block* b = find_free(adjusted, fl, sl);
+        if (b == nullptr) return nullptr;
         remove_head(b, fl, sl);
         detail::unpoison(b->user(), b->size());
         return b;
+    }
+
+    // b goes into list (fl, sl) where a block linked to prev/next was (same position).
+    RTMEM_ALWAYS_INLINE void take_place(block* b, block* prev, block* next, unsigned fl,
+                                        unsigned sl) noexcept {
+        b->prev_free = prev;
+        b->next_free = next;
+        if (prev != nullptr)
+            prev->next_free = b;
+        else
+            heads_[fl][sl] = b;
+        if (next != nullptr) next->prev_free = b;
+    }
+
+    // The head b of list (fl, sl) is replaced by `with` (same list, same position).
+    RTMEM_ALWAYS_INLINE void replace_free(block* b, block* with, unsigned fl,
+                                          unsigned sl) noexcept {
+        block* next = b->next_free;
+        with->next_free = next;
+        with->prev_free = nullptr;
+        if (next != nullptr) next->prev_free = with;
+        heads_[fl][sl] = with;
     }
 
     // Splits off the tail beyond `adjusted` (if it can hold a block), marks b used.
@@ -203,6 +294,16 @@ class tlsf_allocator {
     RTMEM_ALWAYS_INLINE void insert_free(block* b) noexcept {
         unsigned fl = 0, sl = 0;
         classes::insert_index(b->size(), fl, sl);
+        insert_free(b, fl, sl);
+    }
+
+    // The header words (and the boundary tag at the end) stay readable; the rest is freed.
+    static void poison_free(block* b) noexcept {
+        detail::poison(b->user() + 2 * sizeof(void*), b->size() - 3 * sizeof(void*));
+    }
+
+    // Inserts b at the head of list (fl, sl), which must be the list of b's size.
+    RTMEM_ALWAYS_INLINE void insert_free(block* b, unsigned fl, unsigned sl) noexcept {
         block* head = heads_[fl][sl];
         b->next_free = head;
         b->prev_free = nullptr;
@@ -210,8 +311,7 @@ class tlsf_allocator {
         heads_[fl][sl] = b;
         fl_bitmap_ |= std::uint64_t{1} << fl;
         sl_bitmap_[fl] |= std::uint32_t{1} << sl;
-        // The header words (and the boundary tag at the end) stay readable; the rest is freed.
-        detail::poison(b->user() + 2 * sizeof(void*), b->size() - 3 * sizeof(void*));
+        poison_free(b);
     }
 
     RTMEM_ALWAYS_INLINE void remove_head(block* b, unsigned fl, unsigned sl) noexcept {
@@ -231,6 +331,13 @@ class tlsf_allocator {
             classes::insert_index(b->size(), fl, sl);
             return remove_head(b, fl, sl);
         }
+        b->prev_free->next_free = b->next_free;
+        if (b->next_free != nullptr) b->next_free->prev_free = b->prev_free;
+    }
+
+    // remove_free when b's list (fl, sl) is already known.
+    RTMEM_ALWAYS_INLINE void unlink_free(block* b, unsigned fl, unsigned sl) noexcept {
+        if (b->prev_free == nullptr) return remove_head(b, fl, sl);
         b->prev_free->next_free = b->next_free;
         if (b->next_free != nullptr) b->next_free->prev_free = b->prev_free;
     }

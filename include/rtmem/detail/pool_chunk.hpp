@@ -87,4 +87,38 @@ struct pool_chunk {
     }
 };
 
+/// A growing pool's chunks sorted by address, so the chunk holding a pointer is found by binary
+/// search: O(log chunks) for owns() and for every checked allocate/deallocate. A chunk's header
+/// precedes its blocks and chunks are disjoint, so the chunk holding p is the last one whose
+/// header address is <= p. The array's memory belongs to the pool (taken from its upstream).
+struct pool_chunk_index {
+    pool_chunk** chunks = nullptr;  // sorted by address
+    std::size_t size = 0, capacity = 0;
+
+    [[nodiscard]] pool_chunk* find(const void* p) const noexcept {
+        const auto a = reinterpret_cast<std::uintptr_t>(p);
+        std::size_t lo = 0, hi = size;
+        while (lo < hi) {
+            const std::size_t mid = lo + (hi - lo) / 2;
+            if (reinterpret_cast<std::uintptr_t>(chunks[mid]) <= a)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return lo == 0 ? nullptr : chunks[lo - 1];
+    }
+
+    /// Adds c in address order; the caller made room (size < capacity).
+    void insert(pool_chunk* c) noexcept {
+        std::size_t i = size;
+        const auto a = reinterpret_cast<std::uintptr_t>(c);
+        while (i > 0 && reinterpret_cast<std::uintptr_t>(chunks[i - 1]) > a) {
+            chunks[i] = chunks[i - 1];
+            --i;
+        }
+        chunks[i] = c;
+        ++size;
+    }
+};
+
 }  // namespace rtmem::detail

@@ -1,4 +1,5 @@
-// Fragmentation figures shared by the general-purpose allocators (free_list, tlsf).
+// rtmem::fragmentation: how well a general-purpose heap uses its memory. Returned by
+// free_list_allocator::fragmentation() and tlsf_allocator::fragmentation().
 #pragma once
 #include <cstddef>
 
