@@ -238,26 +238,45 @@ TEST_F(analyze_test, wrong_version_names_the_version_field) {
     EXPECT_EQ(off, 8u);
 }
 
-TEST_F(analyze_test, sampled_durations_are_scaled_by_the_timing_period) {
-    // Version 2: one call in 16 timed. The timed call stands for 16 calls' worth of time, the
-    // untimed ones for none, so a site's sum estimates its total.
+// Three calls on one thread: a malloc timed at 5 ns, an untimed (v1: measured 0 ns) malloc,
+// a free timed at 2 ns. Returns what last_duration_ns() reports for each.
+std::vector<std::uint64_t> durations_of_three_calls(const std::string& file,
+                                                    std::uint32_t timing_period,
+                                                    std::uint32_t version,
+                                                    std::uint32_t* period_read = nullptr) {
     {
-        rtmem::testing::trace_writer w(path("t.rtt"), 4242, true, 16);
+        rtmem::testing::trace_writer w(file, 4242, true, timing_period, version);
         w.stack(1, {0x1000});
         w.event(0, op::malloc, 10, 0x100, 8, 1, 0, 5);
-        w.event(0, op::malloc, 20, 0x200, 8, 1);
+        w.event(0, op::malloc, 20, 0x200, 8, 1, 0, 0);
         w.event(0, op::free, 30, 0x100, 0, 0, 0, 2);
         w.finish();
     }
-    trace_reader r(path("t.rtt"));
-    EXPECT_EQ(r.timing_period(), 16u);
-    event e;
+    trace_reader r(file);
+    if (period_read != nullptr) *period_read = r.timing_period();
     std::vector<std::uint64_t> durations;
+    event e;
     while (r.next(e)) durations.push_back(r.last_duration_ns());
-    EXPECT_EQ(durations, (std::vector<std::uint64_t>{80, 0, 32}));
-    r.rewind();
-    report_data d = analyze_events(r);
-    EXPECT_EQ(d.time_ns, 112u);
+    return durations;
+}
+
+TEST_F(analyze_test, sampled_durations_are_scaled_by_the_timing_period) {
+    // Version 2: one call in 16 timed. A timed call stands for 16 calls' worth of time, the
+    // untimed ones for none, so a site's sum estimates its total.
+    std::uint32_t period = 0;
+    EXPECT_EQ(
+        durations_of_three_calls(path("t.rtt"), 16, rtmem::trace_format::trace_version, &period),
+        (std::vector<std::uint64_t>{80, 0, 32}));
+    EXPECT_EQ(period, 16u);
+    trace_reader r(path("t.rtt"));
+    EXPECT_EQ(analyze_events(r).time_ns, 112u);
+}
+
+TEST_F(analyze_test, version_1_traces_timed_every_call_and_still_read) {
+    std::uint32_t period = 0;
+    EXPECT_EQ(durations_of_three_calls(path("v1.rtt"), 1, 1, &period),
+              (std::vector<std::uint64_t>{5, 0, 2}));  // the second measured as 0 ns
+    EXPECT_EQ(period, 1u);
 }
 
 TEST_F(analyze_test, calls_the_tracer_could_not_record_are_reported) {
@@ -273,23 +292,6 @@ TEST_F(analyze_test, calls_the_tracer_could_not_record_are_reported) {
     rtmem::analyze::site_names names(r, nullptr);
     rtmem::analyze::print_text(text, rtmem::analyze::describe(r), analyze_events(r), names, 5);
     EXPECT_NE(text.str().find("3 calls were not recorded"), std::string::npos) << text.str();
-}
-
-TEST_F(analyze_test, version_1_traces_timed_every_call_and_still_read) {
-    {
-        rtmem::testing::trace_writer w(path("v1.rtt"), 4242, true, 1, 1);
-        w.stack(1, {0x1000});
-        w.event(0, op::malloc, 10, 0x100, 8, 1, 0, 5);
-        w.event(0, op::malloc, 20, 0x200, 8, 1, 0, 0);  // measured as 0 ns
-        w.event(0, op::free, 30, 0x100, 0, 0, 0, 2);
-        w.finish();
-    }
-    trace_reader r(path("v1.rtt"));
-    EXPECT_EQ(r.timing_period(), 1u);
-    event e;
-    std::vector<std::uint64_t> durations;
-    while (r.next(e)) durations.push_back(r.last_duration_ns());
-    EXPECT_EQ(durations, (std::vector<std::uint64_t>{5, 0, 2}));
 }
 
 TEST_F(analyze_test, every_truncation_is_an_error_or_a_clean_prefix) {
