@@ -56,6 +56,12 @@ void tlsf_allocator::steal(tlsf_allocator& o) noexcept {
     requested_ = std::exchange(o.requested_, 0);
     live_ = std::exchange(o.live_, 0);
     total_ = o.total_;
+    top_ = std::exchange(o.top_, nullptr);
+    top_room_ = std::exchange(o.top_room_, 0);
+    top_fl_below_ = o.top_fl_below_;
+    top_sl_below_ = o.top_sl_below_;
+    top_fl_ = o.top_fl_;
+    top_sl_ = o.top_sl_;
 }
 
 bool tlsf_allocator::add_pool(std::span<std::byte> memory) noexcept {
@@ -108,6 +114,7 @@ void* tlsf_allocator::allocate_aligned(std::size_t size, std::size_t adjusted,
     constexpr std::size_t gap_min = sizeof(block);
     if (align > classes::max_block || adjusted + align + gap_min > classes::max_block)
         return nullptr;
+    drop_top();  // the block taken, or the one cut off its front, may be the top
     block* b = take_free(adjusted + align + gap_min);
     if (b == nullptr) return nullptr;
     const auto ptr = reinterpret_cast<std::uintptr_t>(b->user());
@@ -139,6 +146,7 @@ void* tlsf_allocator::reallocate(void* p, std::size_t old_size, std::size_t new_
     const std::size_t cur = b->size();
     if (is_aligned(p, align)) {
         block* next = b->next_phys();
+        drop_top_if(next);  // grown into, or merged with the tail given back
         const bool fits_here = adjusted <= cur;
         if (!fits_here && next->is_free() && cur + next->size() + block::overhead >= adjusted) {
             remove_free(next);
@@ -250,6 +258,7 @@ bool tlsf_allocator::fail(const char* what, const void* where) const noexcept {
 
 bool tlsf_allocator::check() const noexcept {
     std::size_t free_count = 0, used = 0, live = 0, capacity = 0;
+    bool top_seen = false;
     for (const pool_record* r = pools_; r != nullptr; r = r->next) {
         const auto* last = reinterpret_cast<const block*>(r->end - 2 * sizeof(void*));
         bool prev_free = false;
@@ -266,6 +275,7 @@ bool tlsf_allocator::check() const noexcept {
                 return fail("block size is invalid", b);
             if (b->is_free()) {
                 if (prev_free) return fail("two adjacent free blocks", b);
+                top_seen = top_seen || b == top_;
                 ++free_count;
             } else {
                 used += b->size() + block::overhead;
@@ -300,6 +310,16 @@ bool tlsf_allocator::check() const noexcept {
         }
     }
     if (listed != free_count) return fail("a free block is missing from the lists", nullptr);
+    if (top_ == nullptr && top_room_ != 0) return fail("room without a cached top", nullptr);
+    if (top_ != nullptr) {  // the cached top is a free block and its class data is current
+        if (!top_seen) return fail("the cached top is not a free block", top_);
+        unsigned f = 0, s = 0;
+        classes::insert_index(top_->size(), f, s);
+        if (f != top_fl_ || s != top_sl_ || top_room_ != top_->size() - class_floor(f, s) ||
+            top_fl_below_ != (std::uint64_t{1} << f) - 1 ||
+            top_sl_below_ != (std::uint32_t{1} << s) - 1)
+            return fail("the cached top's size class is stale", top_);
+    }
     if (used != used_ || live != live_ || capacity != capacity_)
         return fail("byte or block accounting disagrees with the blocks", nullptr);
     return true;

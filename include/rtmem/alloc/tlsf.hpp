@@ -51,6 +51,8 @@ class tlsf_allocator {
         const std::size_t adjusted = classes::block_size_for(size);
         if (align > classes::user_align) [[unlikely]]
             return allocate_aligned(size, adjusted, align);
+        if (adjusted + block::overhead <= top_room_ && top_is_lowest()) [[likely]]
+            return carve_top(adjusted, size);
         unsigned fl = 0, sl = 0;
         block* b = find_free(adjusted, fl, sl);
         if (b == nullptr) [[unlikely]]
@@ -76,8 +78,10 @@ class tlsf_allocator {
                 remove_head(b, fl, sl);
                 insert_free(rest, rfl, rsl);
             }
+            set_top(rest, rest_size, rfl, rsl);
             account_allocate(adjusted, size);
         } else {
+            drop_top_if(b);
             remove_head(b, fl, sl);
             b->size_flags = flags & ~block::this_free_bit;
             b->next_phys()->set_prev_free(false);
@@ -104,20 +108,24 @@ class tlsf_allocator {
         // insert). FIFO frees and a heap top being given back take this path.
         if (flags & block::prev_free_bit) {  // coalesce backward through the boundary tag
             if (next->is_free()) {
+                drop_top_if(next);
                 remove_free(next);
                 merged += next->size() + block::overhead;
             }
             block* prev = b->prev_phys;
+            const std::size_t prev_size = prev->size();
             unsigned pfl = 0, psl = 0;
-            classes::insert_index(prev->size(), pfl, psl);
-            merged += prev->size() + block::overhead;
+            classes::insert_index(prev_size, pfl, psl);
+            merged += prev_size + block::overhead;
             classes::insert_index(merged, fl, sl);
             prev->size_flags = merged | block::this_free_bit;  // its prev is never free
             prev->link_next()->size_flags |= block::prev_free_bit;
             if (pfl == fl && psl == sl) [[likely]] {
+                if (prev == top_) top_room_ += merged - prev_size;  // the top grew in its class
                 poison_free(prev);
                 return;
             }
+            drop_top_if(prev);
             unlink_free(prev, pfl, psl);
             b = prev;
         } else if (next->is_free()) {  // coalesce forward: b takes next's place if it can
@@ -132,9 +140,14 @@ class tlsf_allocator {
             b->link_next();  // already flagged: a free block preceded it
             if (nfl == fl && nsl == sl) [[likely]] {
                 take_place(b, next_prev, next_next, fl, sl);
+                if (next == top_) {  // the top grows down over b and stays in its class
+                    top_ = b;
+                    top_room_ += merged - next_size;
+                }
                 poison_free(b);
                 return;
             }
+            drop_top_if(next);
             b->prev_free = next_prev;  // unlink_free reads next's links through b
             b->next_free = next_next;
             unlink_free(b, nfl, nsl);
@@ -192,6 +205,67 @@ class tlsf_allocator {
         std::byte* begin;  // first byte of the first block's size word
         std::byte* end;    // one past the sentinel
     };
+
+    // The top: the free block the last split in allocate left behind (the remainder), cached
+    // with its size class so the next request can be carved from its front without a search,
+    // a class computation or a list unlink/insert. Policy (keeps TLSF's good fit): the top is
+    // used only when (1) the request fits with a remainder that stays in the top's class
+    // (adjusted + overhead <= top_room_ = top size - smallest size of its class), and (2) every
+    // free list below the top's list is empty (two masked bitmap tests). Then find_free would
+    // have chosen the top's list, or, when the request's rounded-up class lies above the top's
+    // class, a list of larger blocks: the top is never a worse fit than TLSF's own choice.
+    // Invariant (check()): top_ == nullptr and top_room_ == 0 (no top), or top_ is a free block
+    // in list (top_fl_, top_sl_) and top_room_ == top_->size() - class_floor(top_fl_, top_sl_).
+    // Every path that takes or merges a free block drops the top when it is that block, except
+    // free merging into the top without changing its class: the top grows (and may move down).
+    [[nodiscard]] RTMEM_ALWAYS_INLINE bool top_is_lowest() const noexcept {
+        return ((fl_bitmap_ & top_fl_below_) | (sl_bitmap_[top_fl_] & top_sl_below_)) == 0;
+    }
+
+    RTMEM_ALWAYS_INLINE void* carve_top(std::size_t adjusted, std::size_t requested) noexcept {
+        block* t = top_;
+        const std::size_t whole = t->size();
+        detail::unpoison(t->user(), whole);
+        block* prev = t->prev_free;
+        block* next = t->next_free;
+        auto* rest = reinterpret_cast<block*>(t->user() + adjusted - block::overhead);
+        rest->size_flags = (whole - adjusted - block::overhead) | block::this_free_bit;
+        t->size_flags = adjusted;  // a free block's prev is never free; t is now used
+        rest->link_next();
+        take_place(rest, prev, next, top_fl_, top_sl_);
+        poison_free(rest);
+        top_ = rest;
+        top_room_ -= adjusted + block::overhead;
+        account_allocate(adjusted, requested);
+        return t->user();
+    }
+
+    // The smallest block size of list (fl, sl).
+    static constexpr std::size_t class_floor(unsigned fl, unsigned sl) noexcept {
+        return fl == 0 ? std::size_t{sl} * (classes::small_block / classes::sl_count)
+                       : std::size_t{sl | classes::sl_count}
+                             << (fl + classes::fl_shift - 1 - classes::sl_log2);
+    }
+
+    RTMEM_ALWAYS_INLINE void set_top(block* b, std::size_t size, unsigned fl,
+                                     unsigned sl) noexcept {
+        top_ = b;
+        // size - class_floor(fl, sl): the bits below the class step (a class of first level 0
+        // holds one size: no room).
+        top_room_ = size & (fl == 0 ? 0 : (std::size_t{4} << fl) - 1);
+        top_fl_ = fl;
+        top_sl_ = sl;
+        top_fl_below_ = (std::uint64_t{1} << fl) - 1;
+        top_sl_below_ = (std::uint32_t{1} << sl) - 1;
+    }
+
+    RTMEM_ALWAYS_INLINE void drop_top_if(const block* b) noexcept {
+        if (b == top_) drop_top();
+    }
+    void drop_top() noexcept {
+        top_ = nullptr;
+        top_room_ = 0;
+    }
 
     // Finds, in O(1), the head of the first non-empty list whose blocks all hold `adjusted`
     // bytes, and its list (fl, sl). nullptr when none.
@@ -368,6 +442,11 @@ class tlsf_allocator {
     pool_record* pools_ = nullptr;
     std::size_t capacity_ = 0, used_ = 0, peak_used_ = 0, requested_ = 0;
     std::size_t live_ = 0, total_ = 0;
+    block* top_ = nullptr;  // see top_is_lowest()
+    std::size_t top_room_ = 0;
+    std::uint64_t top_fl_below_ = 0;
+    std::uint32_t top_sl_below_ = 0;
+    unsigned top_fl_ = 0, top_sl_ = 0;
 };
 
 }  // namespace rtmem
