@@ -176,11 +176,12 @@ void* writer_main(void*) {
 // then; never from inside the first malloc, which may run before that), or in a followed fork
 // child on its first sealed block. All signals stay blocked in it, so the program's signals
 // still reach the program's threads.
+// Called on every sealed block: no syscall unless the writer must start (a fork child finds
+// g_writer_pid reset to 0).
 void ensure_writer() noexcept {
-    pid_t self = getpid();
     pid_t running = g_writer_pid.load(std::memory_order_acquire);
-    if (!g_use_writer || running == self) return;
-    if (!g_writer_pid.compare_exchange_strong(running, self)) return;
+    if (!g_use_writer || running != 0) return;
+    if (!g_writer_pid.compare_exchange_strong(running, getpid())) return;
     g_writer_done.store(false);
     sigset_t all, old;
     sigfillset(&all);

@@ -43,22 +43,20 @@ namespace {
 __extension__ typedef unsigned __int128 u128;  // NOLINT: GCC/Clang extension, no ISO type
 std::uint64_t g_tsc0 = 0, g_mono0 = 0;
 std::uint64_t g_ns_per_tick_q32 = 1ull << 32;  // ns per tick in 32.32 fixed point
-}  // namespace
 
 // Integer arithmetic: this runs for every event on the writer thread.
+std::uint64_t ticks_to_ns(std::uint64_t d) noexcept {
+    return static_cast<std::uint64_t>((static_cast<u128>(d) * g_ns_per_tick_q32) >> 32);
+}
+}  // namespace
+
 std::uint64_t to_trace_ns(std::uint64_t t) noexcept {
-    std::uint64_t mono = t;
-    if (g_use_tsc) {
-        std::uint64_t d = t <= g_tsc0 ? 0 : t - g_tsc0;
-        mono =
-            g_mono0 + static_cast<std::uint64_t>((static_cast<u128>(d) * g_ns_per_tick_q32) >> 32);
-    }
+    std::uint64_t mono = g_use_tsc ? g_mono0 + ticks_to_ns(t <= g_tsc0 ? 0 : t - g_tsc0) : t;
     return mono > g_start_mono ? mono - g_start_mono : 0;
 }
 
 std::uint32_t to_duration_ns(std::uint64_t t) noexcept {
-    if (!g_use_tsc) return t > 0xffffffffu ? 0xffffffffu : static_cast<std::uint32_t>(t);
-    auto ns = static_cast<std::uint64_t>((static_cast<u128>(t) * g_ns_per_tick_q32) >> 32);
+    std::uint64_t ns = g_use_tsc ? ticks_to_ns(t) : t;
     return ns > 0xffffffffu ? 0xffffffffu : static_cast<std::uint32_t>(ns);
 }
 

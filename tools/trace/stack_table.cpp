@@ -276,11 +276,12 @@ int backtrace_ips(std::uint64_t* ips) noexcept {
 
 // A step-by-step unwind that also notes where each return address was read from (x86-64:
 // the slot below the caller's stack pointer), so later calls can verify the chain. Slow
-// (~0.5 us a frame): run once per new entry slot, then with exponential back-off.
-void refill(stack_cache& c, fast_stack& f, std::uintptr_t slot0) noexcept {
+// (~0.5 us a frame): run once per new entry slot, then with exponential back-off. Returns the
+// stack id when the chain was cached (0: not cacheable; the caller unwinds the usual way).
+std::uint32_t refill(stack_cache& c, fast_stack& f, std::uintptr_t slot0) noexcept {
     unw_context_t context;
     unw_cursor_t cursor;
-    if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) return;
+    if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) return 0;
     std::uint64_t ips[fast_depth_max];
     std::uint64_t slots[fast_depth_max];
     int depth = 0;
@@ -293,7 +294,7 @@ void refill(stack_cache& c, fast_stack& f, std::uintptr_t slot0) noexcept {
             // them (a signal frame, say, breaks that and is never cached).
             if (!on_thread_stack(c, sp - 8) ||
                 *reinterpret_cast<const std::uint64_t*>(sp - 8) != ip) {
-                return;
+                return 0;
             }
             ips[depth] = ip;
             slots[depth] = sp - 8;
@@ -301,13 +302,14 @@ void refill(stack_cache& c, fast_stack& f, std::uintptr_t slot0) noexcept {
         }
         if (unw_step(&cursor) <= 0) break;
     }
-    if (depth == 0 || slots[0] != slot0) return;  // both walks must agree on the entry
+    if (depth == 0 || slots[0] != slot0) return 0;  // both walks must agree on the entry
     std::uint32_t id = stack_id(c, ips, depth);
-    if (id == 0) return;
+    if (id == 0) return 0;
     f.id = id;
     f.depth = static_cast<std::uint32_t>(depth);
     std::memcpy(f.slot, slots, sizeof(std::uint64_t) * static_cast<std::size_t>(depth));
     std::memcpy(f.ip, ips, sizeof(std::uint64_t) * static_cast<std::size_t>(depth));
+    return id;
 }
 
 }  // namespace
@@ -322,8 +324,7 @@ std::uint32_t capture_stack(stack_cache& c) noexcept {
         f = &fast_slot(c, slot0, *reinterpret_cast<const std::uint64_t*>(slot0));
         std::uint32_t misses = ++f->misses;
         if ((misses & (misses - 1)) == 0) {  // 1st, 2nd, 4th, 8th ... miss
-            refill(c, *f, slot0);
-            if (f->id != 0 && f->slot[0] == slot0 && lookup_fast(c, slot0) == f->id) return f->id;
+            if (std::uint32_t id = refill(c, *f, slot0); id != 0) return id;
         }
     }
     std::uint64_t ips[max_depth];

@@ -42,20 +42,19 @@ trace_diff diff_traces(trace_reader& a, trace_reader& b, bool symbolize) {
     symbolizer ka(a), kb(b);
     site_names na(a, symbolize ? sa.get() : &ka), nb(b, symbolize ? sb.get() : &kb);
     std::map<std::string, site_delta> by_key;
-    for (const auto& s : d.a.sites) {
-        site_delta& x = by_key[na.key(s.stack)];
-        if (x.name.empty()) x.name = symbolize ? na.name(s.stack) : na.key(s.stack);
-        x.calls_a += s.calls;
-        x.bytes_a += s.bytes;
-        x.peak_a += s.peak_bytes;
-    }
-    for (const auto& s : d.b.sites) {
-        site_delta& x = by_key[nb.key(s.stack)];
-        if (x.name.empty()) x.name = symbolize ? nb.name(s.stack) : nb.key(s.stack);
-        x.calls_b += s.calls;
-        x.bytes_b += s.bytes;
-        x.peak_b += s.peak_bytes;
-    }
+    // Adds one trace's sites to its side (a or b) of the deltas.
+    auto add = [&](const report_data& r, site_names& names, std::uint64_t site_delta::*calls,
+                   std::uint64_t site_delta::*bytes, std::uint64_t site_delta::*peak) {
+        for (const auto& s : r.sites) {
+            site_delta& x = by_key[names.key(s.stack)];
+            if (x.name.empty()) x.name = symbolize ? names.name(s.stack) : names.key(s.stack);
+            x.*calls += s.calls;
+            x.*bytes += s.bytes;
+            x.*peak += s.peak_bytes;
+        }
+    };
+    add(d.a, na, &site_delta::calls_a, &site_delta::bytes_a, &site_delta::peak_a);
+    add(d.b, nb, &site_delta::calls_b, &site_delta::bytes_b, &site_delta::peak_b);
     for (auto& [k, v] : by_key) {
         v.key = k;
         if (v.calls_a != v.calls_b || v.bytes_a != v.bytes_b || v.peak_a != v.peak_b) {
