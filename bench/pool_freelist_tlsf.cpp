@@ -132,8 +132,15 @@ struct tlsf_heap {
     explicit tlsf_heap(std::size_t bytes = 64u << 20) : mem(bytes), t(mem.span()) {}
     prefaulted mem;
     rtmem::tlsf_allocator t;
-    void* allocate(std::size_t n) { return t.allocate(n, kAlign); }
-    void deallocate(void* p, std::size_t n) { t.deallocate(p, n, kAlign); }
+    // Inlined like a direct call of t.allocate (itself always inline) in user code.
+    RTMEM_ALWAYS_INLINE void* allocate(std::size_t n) { return t.allocate(n, kAlign); }
+    RTMEM_ALWAYS_INLINE void deallocate(void* p, std::size_t n) { t.deallocate(p, n, kAlign); }
+};
+// TLSF with its front cache at glibc's tcache depth (7 blocks per size).
+struct tlsf_cached_heap : tlsf_heap {
+    explicit tlsf_cached_heap(std::size_t bytes = 64u << 20) : tlsf_heap(bytes) {
+        t.set_cache_depth(7);
+    }
 };
 template <class Policy>
 struct free_list_heap {
@@ -441,6 +448,15 @@ extern "C" RTMEM_BENCH_ENTRY void ic_tlsf_deallocate_worst(rtmem::tlsf_allocator
                                                            std::size_t n) {
     t->deallocate(p, n, kAlign);
 }
+// The front cache: a parked block taken back, a freed block parked.
+extern "C" RTMEM_BENCH_ENTRY void* ic_tlsf_allocate_cached(rtmem::tlsf_allocator* t,
+                                                           std::size_t n) {
+    return t->allocate(n, kAlign);
+}
+extern "C" RTMEM_BENCH_ENTRY void ic_tlsf_deallocate_cached(rtmem::tlsf_allocator* t, void* p,
+                                                            std::size_t n) {
+    t->deallocate(p, n, kAlign);
+}
 extern "C" RTMEM_BENCH_ENTRY void* ic_malloc(std::size_t n) {
     return glibc_malloc(n);
 }
@@ -492,6 +508,14 @@ void instructions_tlsf(benchmark::State& state) {
         }
     }
     for (std::size_t i = 0; i < live.size(); ++i) t.deallocate(live[i], sizes[i], kAlign);
+    // The cached paths: free parks, the next request of that size pops.
+    t.set_cache_depth(7);
+    for (int k = 0; k < 1000; ++k) {
+        void* a = t.allocate(300, kAlign);
+        ic_tlsf_deallocate_cached(&t, a, 300);
+        a = ic_tlsf_allocate_cached(&t, 300);
+        t.deallocate(a, 300, kAlign);
+    }
 }
 
 void instructions_glibc(benchmark::State& state) {
@@ -547,6 +571,7 @@ void register_all() {
     register_fig_all<free_list_heap<rtmem::first_fit>>("free_list_first_fit");
     register_fig_all<free_list_heap<rtmem::best_fit>>("free_list_best_fit");
     register_fig_all<tlsf_heap>("tlsf");
+    register_fig_all<tlsf_cached_heap>("tlsf_cached");
     register_fig_all<glibc_heap>("glibc");
 #if RTMEM_HAVE_MIMALLOC
     register_fig_all<mimalloc_heap>("mimalloc");
@@ -562,6 +587,7 @@ void register_all() {
     // 30 live blocks: everything fits in L1, so what remains is work and branch mispredictions.
     for (auto* b : {
              benchmark::RegisterBenchmark("flat/tlsf", flat<tlsf_heap>),
+                 benchmark::RegisterBenchmark("flat/tlsf_cached", flat<tlsf_cached_heap>),
                  benchmark::RegisterBenchmark("flat/free_list_first_fit",
                                               flat<free_list_heap<rtmem::first_fit>>),
                  benchmark::RegisterBenchmark("flat/glibc", flat<glibc_sized>),
@@ -576,6 +602,7 @@ void register_all() {
     // only with RTMEM_BENCH_HUGE=1, so the default suite stays small.
     if (const char* huge = std::getenv("RTMEM_BENCH_HUGE"); huge != nullptr && huge[0] == '1') {
         benchmark::RegisterBenchmark("flat/tlsf", flat<tlsf_heap>)->Arg(1000000);
+        benchmark::RegisterBenchmark("flat/tlsf_cached", flat<tlsf_cached_heap>)->Arg(1000000);
         benchmark::RegisterBenchmark("flat/glibc", flat<glibc_sized>)->Arg(1000000);
 #if RTMEM_HAVE_MIMALLOC
         benchmark::RegisterBenchmark("flat/mimalloc", flat<mimalloc_sized>)->Arg(1000000);
@@ -586,6 +613,9 @@ void register_all() {
         ->Iterations(1)
         ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark("latency/tlsf", latency<tlsf_heap>, 16, 1024)
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("latency/tlsf_cached", latency<tlsf_cached_heap>, 16, 1024)
         ->Iterations(1)
         ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark("latency/glibc", latency<glibc_sized>, 16, 1024)

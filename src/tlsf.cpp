@@ -62,6 +62,49 @@ void tlsf_allocator::steal(tlsf_allocator& o) noexcept {
     top_sl_below_ = o.top_sl_below_;
     top_fl_ = o.top_fl_;
     top_sl_ = o.top_sl_;
+    std::memcpy(cache_, o.cache_, sizeof(cache_));
+    std::memcpy(cache_count_, o.cache_count_, sizeof(cache_count_));
+    std::memset(o.cache_, 0, sizeof(o.cache_));
+    std::memset(o.cache_count_, 0, sizeof(o.cache_count_));
+    cache_depth_ = std::exchange(o.cache_depth_, 0);
+}
+
+void tlsf_allocator::set_cache_depth(unsigned depth) noexcept {
+    if (depth > max_cache_depth) {
+        report_violation(violation_kind::bad_argument, name, nullptr, depth,
+                         "cache depth %u is more than %u; using %u", depth, max_cache_depth,
+                         max_cache_depth);
+        depth = max_cache_depth;
+    }
+    if (depth < cache_depth_) flush_cache();
+    cache_depth_ = depth;
+}
+
+bool tlsf_allocator::flush_cache() noexcept {
+    bool any = false;
+    for (unsigned bin = 0; bin < cache_bins; ++bin) {
+        while (block* b = cache_[bin]) {
+            cache_[bin] = b->next_free;
+            detail::unpoison(b->user(), b->size());
+            b->size_flags &= ~block::cached_bit;
+            free_to_lists(b, b->size_flags);  // its prev_free bit is current: read it now
+            any = true;
+        }
+        cache_count_[bin] = 0;
+    }
+    return any;
+}
+
+std::size_t tlsf_allocator::cached_blocks() const noexcept {
+    std::size_t n = 0;
+    for (const std::uint8_t c : cache_count_) n += c;
+    return n;
+}
+
+void* tlsf_allocator::allocate_after_flush(std::size_t size, std::size_t align) noexcept {
+    // The lists cannot serve the request; parked blocks may, once coalesced.
+    if (!flush_cache()) return nullptr;
+    return allocate(size, align);
 }
 
 bool tlsf_allocator::add_pool(std::span<std::byte> memory) noexcept {
@@ -116,6 +159,10 @@ void* tlsf_allocator::allocate_aligned(std::size_t size, std::size_t adjusted,
         return nullptr;
     drop_top();  // the block taken, or the one cut off its front, may be the top
     block* b = take_free(adjusted + align + gap_min);
+    if (b == nullptr && flush_cache()) {
+        drop_top();
+        b = take_free(adjusted + align + gap_min);
+    }
     if (b == nullptr) return nullptr;
     const auto ptr = reinterpret_cast<std::uintptr_t>(b->user());
     std::uintptr_t aligned = align_up(ptr, align);
@@ -197,7 +244,7 @@ bool tlsf_allocator::valid_live_block(const void* p, std::size_t size,
         return false;
     }
     block* b = block::from_user(p);
-    if (!readable(&b->size_flags, sizeof(std::size_t)) || b->is_free()) {
+    if (!readable(&b->size_flags, sizeof(std::size_t)) || b->is_free() || b->is_cached()) {
         report_violation(violation_kind::double_free, name, p, size,
                          "%s(%p): the block is already free", op, p);
         return false;
@@ -238,14 +285,27 @@ rtmem::fragmentation tlsf_allocator::fragmentation() const noexcept {
                 f.largest_free = std::max(f.largest_free, b->size());
                 ++f.free_blocks;
             }
+    for (unsigned bin = 0; bin < cache_bins; ++bin) {  // parked blocks are free, not coalesced
+        if (cache_count_[bin] == 0) continue;
+        const std::size_t size = std::size_t{bin} * 16 + classes::align;
+        f.free_bytes += cache_count_[bin] * size;
+        f.largest_free = std::max(f.largest_free, size);
+        f.free_blocks += cache_count_[bin];
+    }
     return f;
 }
 
 std::size_t tlsf_allocator::largest_free_block() const noexcept {
-    if (fl_bitmap_ == 0) return 0;
+    std::size_t largest = 0;
+    for (unsigned bin = cache_bins; bin-- > 0;) {  // a parked block serves its own size
+        if (cache_count_[bin] != 0) {
+            largest = std::size_t{bin} * 16 + classes::align;
+            break;
+        }
+    }
+    if (fl_bitmap_ == 0) return largest;
     const unsigned fl = classes::fls(fl_bitmap_);
     const unsigned sl = classes::fls(sl_bitmap_[fl]);
-    std::size_t largest = 0;
     for (const block* b = heads_[fl][sl]; b != nullptr; b = b->next_free)
         largest = std::max(largest, b->size());
     return largest;
@@ -257,7 +317,7 @@ bool tlsf_allocator::fail(const char* what, const void* where) const noexcept {
 }
 
 bool tlsf_allocator::check() const noexcept {
-    std::size_t free_count = 0, used = 0, live = 0, capacity = 0;
+    std::size_t free_count = 0, parked = 0, used = 0, live = 0, capacity = 0;
     bool top_seen = false;
     for (const pool_record* r = pools_; r != nullptr; r = r->next) {
         const auto* last = reinterpret_cast<const block*>(r->end - 2 * sizeof(void*));
@@ -274,9 +334,12 @@ bool tlsf_allocator::check() const noexcept {
             if (b->size() < block::min_size || !classes::valid_size(b->size()))
                 return fail("block size is invalid", b);
             if (b->is_free()) {
+                if (b->is_cached()) return fail("a free block is flagged cached", b);
                 if (prev_free) return fail("two adjacent free blocks", b);
                 top_seen = top_seen || b == top_;
                 ++free_count;
+            } else if (b->is_cached()) {
+                ++parked;
             } else {
                 used += b->size() + block::overhead;
                 ++live;
@@ -320,6 +383,26 @@ bool tlsf_allocator::check() const noexcept {
             top_sl_below_ != (std::uint32_t{1} << s) - 1)
             return fail("the cached top's size class is stale", top_);
     }
+    std::size_t listed_parked = 0;
+    for (unsigned bin = 0; bin < cache_bins; ++bin) {
+        if (cache_count_[bin] > cache_depth_)
+            return fail("a cache bin holds more than its depth", &cache_count_[bin]);
+        std::size_t n = 0;
+        for (const block* b = cache_[bin]; b != nullptr; b = b->next_free) {
+            if (++n > cache_count_[bin])
+                return fail("a cache bin holds more blocks than counted", b);
+            if (pool_of(&b->size_flags) == nullptr)
+                return fail("cached block outside the pools", b);
+            if (!b->is_cached() || b->is_free())
+                return fail("cached block is not flagged cached", b);
+            if (b->size() != std::size_t{bin} * 16 + classes::align)
+                return fail("cached block in the wrong bin", b);
+        }
+        if (n != cache_count_[bin])
+            return fail("a cache bin holds fewer blocks than counted", &cache_count_[bin]);
+        listed_parked += n;
+    }
+    if (listed_parked != parked) return fail("a cached block is missing from its bin", nullptr);
     if (used != used_ || live != live_ || capacity != capacity_)
         return fail("byte or block accounting disagrees with the blocks", nullptr);
     return true;

@@ -1,5 +1,6 @@
 // libFuzzer entry: the fuzzer's bytes drive a two-pool tlsf_allocator through the conformance
-// harness (check() after every operation), with large and over-aligned requests mixed in.
+// harness (check() after every operation), with large and over-aligned requests mixed in, the
+// front cache on or off.
 #include <cstdint>
 #include <vector>
 
@@ -8,7 +9,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::vector<std::byte> a(192 << 10), b(64 << 10);
-    rtmem::tlsf_allocator t{a};
+    // The first byte picks the front cache's depth (0: off, the plain TLSF paths).
+    rtmem::tlsf_allocator t{a, size > 0 ? data[0] % 9u : 0u};
     t.add_pool(b);
     rtmem::testing::conformance_options o;
     o.operations = size;

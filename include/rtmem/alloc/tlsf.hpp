@@ -20,8 +20,15 @@ namespace rtmem {
 /// Allocated blocks cost one word, and every pointer is 16-aligned like malloc's. Requests are
 /// rounded up to the next class, so any block in the chosen list fits (good fit, no list walk).
 ///
+/// Front cache (off unless a depth is set): up to `depth` freed blocks per exact block size
+/// (16-byte bins, blocks up to cache_max_block) are parked in LIFO lists instead of coalescing,
+/// and a request of that size takes one back with a pop: glibc's tcache idea, in front of TLSF.
+/// Both paths stay O(1); parked blocks count as free in fragmentation() and not in stats(). When
+/// the lists cannot serve a request, the cache is flushed into them (O(bins x depth)) and the
+/// request retried, so the cache never makes an allocation fail.
+///
 /// Checks (RTMEM_CHECKS >= 1), all O(pools): a pointer outside every pool or not a block start
-/// (foreign_pointer), a block already free (double_free), a size larger than the block
+/// (foreign_pointer), a block already free or parked (double_free), a size larger than the block
 /// (size_mismatch). Freed memory is poisoned for ASan (all but the header words).
 class tlsf_allocator {
   public:
@@ -30,7 +37,10 @@ class tlsf_allocator {
     using classes = detail::tlsf_classes;
 
     tlsf_allocator() noexcept = default;
-    explicit tlsf_allocator(std::span<std::byte> pool) noexcept { add_pool(pool); }
+    explicit tlsf_allocator(std::span<std::byte> pool, unsigned cache_depth = 0) noexcept {
+        add_pool(pool);
+        set_cache_depth(cache_depth);
+    }
     tlsf_allocator(tlsf_allocator&& o) noexcept;
     tlsf_allocator& operator=(tlsf_allocator&& o) noexcept;
     tlsf_allocator(const tlsf_allocator&) = delete;
@@ -44,6 +54,20 @@ class tlsf_allocator {
     static constexpr std::size_t pool_overhead = 96;
     static constexpr std::size_t max_pool_bytes = classes::max_block;
 
+    /// Blocks of up to this many bytes (requests up to this size) can be parked in the front
+    /// cache; one bin per block size, sizes being 8 mod 16.
+    static constexpr std::size_t cache_max_block = 2040;
+    static constexpr unsigned cache_bins = cache_max_block / 16 + 1;
+    static constexpr unsigned max_cache_depth = 64;
+    /// Parks up to `depth` freed blocks per size (0: off, every free coalesces at once). More
+    /// than max_cache_depth is clamped (bad_argument). Lowering the depth flushes the cache.
+    void set_cache_depth(unsigned depth) noexcept;
+    [[nodiscard]] unsigned cache_depth() const noexcept { return cache_depth_; }
+    /// Frees every parked block into the lists (coalescing). O(bins x depth). True if any was.
+    bool flush_cache() noexcept;
+    /// Blocks parked in the front cache. O(bins).
+    [[nodiscard]] std::size_t cached_blocks() const noexcept;
+
     [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
         std::size_t size, std::size_t align = default_alignment) noexcept {
         if (size > classes::max_block || !is_pow2(align)) [[unlikely]]
@@ -51,15 +75,21 @@ class tlsf_allocator {
         const std::size_t adjusted = classes::block_size_for(size);
         if (align > classes::user_align) [[unlikely]]
             return allocate_aligned(size, adjusted, align);
+        // A parked block of the exact size first (the top would leave it parked and grow the
+        // heap instead); with the cache off this costs a compare and one load.
+        if (adjusted <= cache_max_block) {
+            if (block* c = cache_[adjusted >> 4]; c != nullptr) [[unlikely]]
+                return take_cached(c, size);
+        }
         if (adjusted + block::overhead <= top_room_ && top_is_lowest()) [[likely]]
             return carve_top(adjusted, size);
         unsigned fl = 0, sl = 0;
         block* b = find_free(adjusted, fl, sl);
         if (b == nullptr) [[unlikely]]
-            return nullptr;
+            return allocate_after_flush(size, align);
         detail::unpoison(b->user(), b->size());
         const std::size_t flags = b->size_flags;
-        const std::size_t whole = flags & ~std::size_t{3};
+        const std::size_t whole = flags & ~block::flag_bits;
         if (whole >= adjusted + sizeof(block)) {
             // Split off the tail. When the tail maps to the list b came from (a big block
             // shrinking by a small request: the common case) it takes b's place in that list:
@@ -99,8 +129,82 @@ class tlsf_allocator {
         }
         block* b = block::from_user(p);
         const std::size_t flags = b->size_flags;
-        std::size_t merged = flags & ~std::size_t{3};
-        account_free(merged, size);
+        const std::size_t whole = flags & ~block::flag_bits;
+        account_free(whole, size);
+        if (cache_depth_ != 0 && whole <= cache_max_block) {
+            const std::size_t bin = whole >> 4;
+            if (cache_count_[bin] < cache_depth_) return park(b, flags, bin);
+        }
+        free_to_lists(b, flags);
+    }
+
+    /// Resizes a live block of `old_size` requested bytes to `new_size`: in place when shrinking
+    /// or when the next block is free and big enough, else allocate + copy + free. Returns
+    /// nullptr (and leaves the block untouched) when no memory is left. reallocate(nullptr, ...)
+    /// allocates.
+    [[nodiscard]] void* reallocate(void* p, std::size_t old_size, std::size_t new_size,
+                                   std::size_t align = default_alignment) noexcept;
+
+    /// Whether p points into one of the pools' block areas. O(pools).
+    [[nodiscard]] bool owns(const void* p) const noexcept;
+    /// Bytes the block at p can hold (its size, >= what was requested).
+    [[nodiscard]] static std::size_t usable_size(const void* p) noexcept {
+        return block::from_user(p)->size();
+    }
+
+    /// capacity: bytes of every pool's blocks (one header word each included); used: held by
+    /// live blocks (size + header word).
+    [[nodiscard]] rtmem::stats stats() const noexcept {
+        return rtmem::stats{capacity_, used_, peak_used_, live_, total_};
+    }
+    /// Requested vs held bytes, free bytes, largest free block. O(free blocks).
+    [[nodiscard]] rtmem::fragmentation fragmentation() const noexcept;
+    /// The largest request (at alignment 8) that can succeed right now. O(one list).
+    [[nodiscard]] std::size_t largest_free_block() const noexcept;
+
+    /// Walks every pool and every free list: physical neighbours agree on boundary tags and free
+    /// flags, no two free blocks are adjacent, each free block is in exactly the list its size
+    /// maps to, bitmaps match the lists, and the byte accounting adds up. O(blocks).
+    [[nodiscard]] bool check() const noexcept;
+
+    /// Calls f(const void* user_pointer, std::size_t size, bool used) for every block in
+    /// address order, pool by pool (a heap dump). Blocks parked in the front cache are not used.
+    template <class F>
+    void walk(F&& f) const {
+        for (const pool_record* r = pools_; r != nullptr; r = r->next) {
+            for (block* b = r->first; !b->is_last(); b = b->next_phys())
+                f(static_cast<const void*>(b->user()), b->size(),
+                  (b->size_flags & (block::this_free_bit | block::cached_bit)) == 0);
+        }
+    }
+
+  private:
+    // Front cache: a parked block keeps its header (flagged cached, so its neighbours treat it as
+    // used and never merge with it) and links to the next parked block of its size through its
+    // first user word. Bin = block size / 16: exact sizes, so a pop always fits.
+    RTMEM_ALWAYS_INLINE void park(block* b, std::size_t flags, std::size_t bin) noexcept {
+        b->next_free = cache_[bin];
+        cache_[bin] = b;
+        ++cache_count_[bin];
+        b->size_flags = flags | block::cached_bit;
+        detail::poison(b->user() + sizeof(void*), (flags & ~block::flag_bits) - sizeof(void*));
+    }
+
+    RTMEM_ALWAYS_INLINE void* take_cached(block* c, std::size_t requested) noexcept {
+        const std::size_t flags = c->size_flags;
+        const std::size_t whole = flags & ~block::flag_bits;
+        const std::size_t bin = whole >> 4;
+        detail::unpoison(c->user(), whole);
+        cache_[bin] = c->next_free;
+        --cache_count_[bin];
+        c->size_flags = flags & ~block::cached_bit;
+        account_allocate(whole, requested);
+        return c->user();
+    }
+
+    // The TLSF free of a block whose accounting is done: coalesce with free neighbours, insert.
+    RTMEM_ALWAYS_INLINE void free_to_lists(block* b, std::size_t flags) noexcept {
+        std::size_t merged = flags & ~block::flag_bits;
         block* next = b->next_phys();
         unsigned fl = 0, sl = 0;
         // A free block growing by a small neighbour mostly stays in its size class: then the
@@ -159,46 +263,6 @@ class tlsf_allocator {
         insert_free(b, fl, sl);
     }
 
-    /// Resizes a live block of `old_size` requested bytes to `new_size`: in place when shrinking
-    /// or when the next block is free and big enough, else allocate + copy + free. Returns
-    /// nullptr (and leaves the block untouched) when no memory is left. reallocate(nullptr, ...)
-    /// allocates.
-    [[nodiscard]] void* reallocate(void* p, std::size_t old_size, std::size_t new_size,
-                                   std::size_t align = default_alignment) noexcept;
-
-    /// Whether p points into one of the pools' block areas. O(pools).
-    [[nodiscard]] bool owns(const void* p) const noexcept;
-    /// Bytes the block at p can hold (its size, >= what was requested).
-    [[nodiscard]] static std::size_t usable_size(const void* p) noexcept {
-        return block::from_user(p)->size();
-    }
-
-    /// capacity: bytes of every pool's blocks (one header word each included); used: held by
-    /// live blocks (size + header word).
-    [[nodiscard]] rtmem::stats stats() const noexcept {
-        return rtmem::stats{capacity_, used_, peak_used_, live_, total_};
-    }
-    /// Requested vs held bytes, free bytes, largest free block. O(free blocks).
-    [[nodiscard]] rtmem::fragmentation fragmentation() const noexcept;
-    /// The largest request (at alignment 8) that can succeed right now. O(one list).
-    [[nodiscard]] std::size_t largest_free_block() const noexcept;
-
-    /// Walks every pool and every free list: physical neighbours agree on boundary tags and free
-    /// flags, no two free blocks are adjacent, each free block is in exactly the list its size
-    /// maps to, bitmaps match the lists, and the byte accounting adds up. O(blocks).
-    [[nodiscard]] bool check() const noexcept;
-
-    /// Calls f(const void* user_pointer, std::size_t size, bool used) for every block in
-    /// address order, pool by pool (a heap dump).
-    template <class F>
-    void walk(F&& f) const {
-        for (const pool_record* r = pools_; r != nullptr; r = r->next) {
-            for (block* b = r->first; !b->is_last(); b = b->next_phys())
-                f(static_cast<const void*>(b->user()), b->size(), !b->is_free());
-        }
-    }
-
-  private:
     struct pool_record {  // lives at the start of each pool
         pool_record* next;
         block* first;
@@ -322,7 +386,7 @@ class tlsf_allocator {
     RTMEM_ALWAYS_INLINE void* hand_out(block* b, std::size_t adjusted,
                                        std::size_t requested) noexcept {
         const std::size_t flags = b->size_flags;
-        const std::size_t size = flags & ~std::size_t{3};
+        const std::size_t size = flags & ~block::flag_bits;
         const std::size_t prev_bit = flags & block::prev_free_bit;  // set after an aligned split
         if (size >= adjusted + sizeof(block)) {
             // The tail stays free: its prev (b) is used; its next already knows a free block
@@ -430,6 +494,7 @@ class tlsf_allocator {
     }
 
     void* allocate_aligned(std::size_t size, std::size_t adjusted, std::size_t align) noexcept;
+    void* allocate_after_flush(std::size_t size, std::size_t align) noexcept;
     void* reject(std::size_t size, std::size_t align) const noexcept;
     bool valid_live_block(const void* p, std::size_t size, const char* op) const noexcept;
     const pool_record* pool_of(const void* p) const noexcept;
@@ -447,6 +512,9 @@ class tlsf_allocator {
     std::uint64_t top_fl_below_ = 0;
     std::uint32_t top_sl_below_ = 0;
     unsigned top_fl_ = 0, top_sl_ = 0;
+    block* cache_[cache_bins] = {};  // see park()
+    std::uint8_t cache_count_[cache_bins] = {};
+    unsigned cache_depth_ = 0;
 };
 
 }  // namespace rtmem

@@ -13,18 +13,22 @@ namespace rtmem::detail {
 /// only while the previous block is free (boundary tag for coalescing).
 struct tlsf_block {
     tlsf_block* prev_phys;
-    std::size_t size_flags;  // size | this_free (bit 0) | prev_free (bit 1)
+    std::size_t size_flags;  // size | this_free (bit 0) | prev_free (bit 1) | cached (bit 2)
     tlsf_block* next_free;
     tlsf_block* prev_free;
 
-    static constexpr std::size_t this_free_bit = 1, prev_free_bit = 2;
+    // cached: freed by the caller but parked in tlsf_allocator's front cache (neither live nor in
+    // a free list; its neighbours see it as used). Sizes are 8 mod 16, so bits 0-2 are free.
+    static constexpr std::size_t this_free_bit = 1, prev_free_bit = 2, cached_bit = 4;
+    static constexpr std::size_t flag_bits = 7;
     static constexpr std::size_t overhead = sizeof(std::size_t);   // per allocated block
     static constexpr std::size_t user_offset = 2 * sizeof(void*);  // header start -> user data
     static constexpr std::size_t min_size = 3 * sizeof(void*);     // size word + two links
 
-    [[nodiscard]] std::size_t size() const noexcept { return size_flags & ~std::size_t{3}; }
-    void set_size(std::size_t s) noexcept { size_flags = s | (size_flags & 3); }
+    [[nodiscard]] std::size_t size() const noexcept { return size_flags & ~flag_bits; }
+    void set_size(std::size_t s) noexcept { size_flags = s | (size_flags & flag_bits); }
     [[nodiscard]] bool is_free() const noexcept { return size_flags & this_free_bit; }
+    [[nodiscard]] bool is_cached() const noexcept { return size_flags & cached_bit; }
     [[nodiscard]] bool is_prev_free() const noexcept { return size_flags & prev_free_bit; }
     [[nodiscard]] bool is_last() const noexcept { return size() == 0; }  // the pool sentinel
     void set_free(bool f) noexcept {
