@@ -8,6 +8,7 @@
 //                               (N = 10^6 too with RTMEM_BENCH_HUGE=1)
 //   latency/<alloc>             per-operation latency over 10^6 operations after warm-up:
 //                               counters p50/p99/p999/p9999/max in ns (pre-faulted memory)
+//   latency_mixed/<alloc>       the same with 1 request in 256 of 64 KiB..1 MiB
 //   instructions/<case>         fixed work for `valgrind --tool=callgrind` (see docs)
 // At the end a ratio table (vs the floor / glibc) is printed when the console format is used.
 #include <benchmark/benchmark.h>
@@ -136,10 +137,12 @@ struct tlsf_heap {
     RTMEM_ALWAYS_INLINE void* allocate(std::size_t n) { return t.allocate(n, kAlign); }
     RTMEM_ALWAYS_INLINE void deallocate(void* p, std::size_t n) { t.deallocate(p, n, kAlign); }
 };
-// TLSF with its front cache at glibc's tcache depth (7 blocks per size).
+// TLSF with its front cache at glibc's tcache depth (7 blocks per size), or
+// RTMEM_BENCH_TLSF_CACHE_DEPTH.
 struct tlsf_cached_heap : tlsf_heap {
     explicit tlsf_cached_heap(std::size_t bytes = 64u << 20) : tlsf_heap(bytes) {
-        t.set_cache_depth(7);
+        const char* depth = std::getenv("RTMEM_BENCH_TLSF_CACHE_DEPTH");
+        t.set_cache_depth(depth != nullptr ? static_cast<unsigned>(std::atoi(depth)) : 7u);
     }
 };
 template <class Policy>
@@ -343,11 +346,18 @@ double ns_per_tick() {
     return v;
 }
 
+// With large_every != 0, one request in large_every is 64 KiB..1 MiB (a streaming buffer, a
+// decoded texture) instead of lo..hi: the case where malloc goes to the kernel.
 template <class Heap>
-void latency(benchmark::State& state, std::size_t lo, std::size_t hi) {
+void latency(benchmark::State& state, std::size_t lo, std::size_t hi, std::size_t large_every) {
     constexpr std::size_t live = 2000, ops = 1000000, warmup = 100000;
     Heap heap(std::size_t{64} << 20);
-    const auto sizes = random_sizes(1 << 16, lo, hi, 7);
+    auto sizes = random_sizes(1 << 16, lo, hi, 7);
+    if (large_every != 0) {
+        const auto large = random_sizes(sizes.size() / large_every + 1, 64 << 10, 1 << 20, 9);
+        for (std::size_t i = large_every - 1; i < sizes.size(); i += large_every)
+            sizes[i] = large[i / large_every];
+    }
     std::mt19937_64 rng(8);
     std::vector<void*> slots(live);
     std::vector<std::size_t> slot_size(live);
@@ -609,23 +619,23 @@ void register_all() {
 #endif
     }
 
-    benchmark::RegisterBenchmark("latency/pool", latency<pool_sized>, 1024, 1024)
-        ->Iterations(1)
-        ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark("latency/tlsf", latency<tlsf_heap>, 16, 1024)
-        ->Iterations(1)
-        ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark("latency/tlsf_cached", latency<tlsf_cached_heap>, 16, 1024)
-        ->Iterations(1)
-        ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark("latency/glibc", latency<glibc_sized>, 16, 1024)
-        ->Iterations(1)
-        ->Unit(benchmark::kMillisecond);
+    // latency/: blocks of 16..1024 B (pool: 1024 B); latency_mixed/: 1 request in 256 is
+    // 64 KiB..1 MiB.
+    for (const std::size_t large_every : {std::size_t{0}, std::size_t{256}}) {
+        const std::string family = large_every == 0 ? "latency/" : "latency_mixed/";
+        auto reg = [&](const char* heap, auto fn, std::size_t lo, std::size_t hi) {
+            benchmark::RegisterBenchmark((family + heap).c_str(), fn, lo, hi, large_every)
+                ->Iterations(1)
+                ->Unit(benchmark::kMillisecond);
+        };
+        if (large_every == 0) reg("pool", latency<pool_sized>, 1024, 1024);
+        reg("tlsf", latency<tlsf_heap>, 16, 1024);
+        reg("tlsf_cached", latency<tlsf_cached_heap>, 16, 1024);
+        reg("glibc", latency<glibc_sized>, 16, 1024);
 #if RTMEM_HAVE_MIMALLOC
-    benchmark::RegisterBenchmark("latency/mimalloc", latency<mimalloc_sized>, 16, 1024)
-        ->Iterations(1)
-        ->Unit(benchmark::kMillisecond);
+        reg("mimalloc", latency<mimalloc_sized>, 16, 1024);
 #endif
+    }
 
     benchmark::RegisterBenchmark("instructions/pool_and_floor", instructions_pool)->Iterations(1);
     benchmark::RegisterBenchmark("instructions/tlsf", instructions_tlsf)->Iterations(1);
