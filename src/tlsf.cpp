@@ -67,6 +67,7 @@ void tlsf_allocator::steal(tlsf_allocator& o) noexcept {
     std::memset(o.cache_, 0, sizeof(o.cache_));
     std::memset(o.cache_count_, 0, sizeof(o.cache_count_));
     cache_depth_ = std::exchange(o.cache_depth_, 0);
+    parked_ = std::exchange(o.parked_, 0);
 }
 
 void tlsf_allocator::set_cache_depth(unsigned depth) noexcept {
@@ -81,6 +82,7 @@ void tlsf_allocator::set_cache_depth(unsigned depth) noexcept {
 }
 
 bool tlsf_allocator::flush_cache() noexcept {
+    if (parked_ == 0) return false;
     bool any = false;
     for (unsigned bin = 0; bin < cache_bins; ++bin) {
         while (block* b = cache_[bin]) {
@@ -92,13 +94,8 @@ bool tlsf_allocator::flush_cache() noexcept {
         }
         cache_count_[bin] = 0;
     }
+    parked_ = 0;
     return any;
-}
-
-std::size_t tlsf_allocator::cached_blocks() const noexcept {
-    std::size_t n = 0;
-    for (const std::uint8_t c : cache_count_) n += c;
-    return n;
 }
 
 void* tlsf_allocator::allocate_after_flush(std::size_t size, std::size_t align) noexcept {
@@ -402,7 +399,10 @@ bool tlsf_allocator::check() const noexcept {
             return fail("a cache bin holds fewer blocks than counted", &cache_count_[bin]);
         listed_parked += n;
     }
-    if (listed_parked != parked) return fail("a cached block is missing from its bin", nullptr);
+    if (listed_parked != parked || parked != parked_)
+        return fail("a cached block is missing from its bin", nullptr);
+    if (parked_ != 0 && top_ != nullptr)
+        return fail("a top is cached while blocks are parked", top_);
     if (used != used_ || live != live_ || capacity != capacity_)
         return fail("byte or block accounting disagrees with the blocks", nullptr);
     return true;

@@ -99,6 +99,26 @@ TEST(TlsfAllocator, BoundarySweepEveryAlignment) {
     }
 }
 
+TEST(TlsfClasses, SameClassAgreesWithTheListIndex) {
+    using classes = rtmem::detail::tlsf_classes;
+    auto index = [](std::size_t size) {
+        unsigned fl = 0, sl = 0;
+        classes::insert_index(size, fl, sl);
+        return std::pair{fl, sl};
+    };
+    std::size_t agreeing = 0;
+    for (std::size_t a = 24; a < (std::size_t{1} << 22); a += a < 4096 ? 16 : 16 * 61) {
+        for (const std::size_t b : {a + 16, a + 32, a + 48, a + 1024, a + a / 31, a + a / 16, a * 2,
+                                    a * 2 + 16, std::size_t{1} << 39}) {
+            const bool same = index(a) == index(b);
+            ASSERT_EQ(classes::same_class(a, b), same) << a << " and " << b;
+            ASSERT_EQ(classes::same_class(b, a), same) << b << " and " << a;
+            agreeing += same ? 1 : 0;
+        }
+    }
+    EXPECT_GT(agreeing, 1000u);  // both answers occur
+}
+
 TEST(TlsfAllocator, ExhaustionAndEmptyAgain) {
     heap_buffer buf(1 << 20);
     rtmem::tlsf_allocator t{buf.span()};

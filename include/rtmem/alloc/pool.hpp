@@ -335,6 +335,8 @@ class pool_allocator {
     }
 
     void* head_ = nullptr;  // first free block; its first word links to the next
+    // The fast path's counters share head_'s cache line.
+    std::size_t total_ = 0, freed_ = 0;  // live = total_ - freed_
     detail::pool_chunk* chunks_ = nullptr;
     detail::pool_chunk* carve_ = nullptr;  // chunk whose never-used blocks go out next
     detail::pool_chunk_index index_;       // the chunks by address (growing pools only)
@@ -342,7 +344,7 @@ class pool_allocator {
     std::size_t block_size_ = 0, block_align_ = 0, stride_ = 0, per_chunk_ = 0;
     // size_bound_[k]: 1 + the largest request at alignment 2^k (0: blocks are less aligned).
     std::size_t size_bound_[table_align_log2 + 1] = {};
-    std::size_t blocks_ = 0, total_ = 0, freed_ = 0;  // live = total_ - freed_
+    std::size_t blocks_ = 0;
     std::size_t carved_ = 0;  // blocks handed out at least once since reset: the peak live count
     std::size_t peak_ = 0;    // largest carved_ before a reset
     bool valid_ = false;

@@ -65,8 +65,8 @@ class tlsf_allocator {
     [[nodiscard]] unsigned cache_depth() const noexcept { return cache_depth_; }
     /// Frees every parked block into the lists (coalescing). O(bins x depth). True if any was.
     bool flush_cache() noexcept;
-    /// Blocks parked in the front cache. O(bins).
-    [[nodiscard]] std::size_t cached_blocks() const noexcept;
+    /// Blocks parked in the front cache.
+    [[nodiscard]] std::size_t cached_blocks() const noexcept { return parked_; }
 
     [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
         std::size_t size, std::size_t align = default_alignment) noexcept {
@@ -75,14 +75,14 @@ class tlsf_allocator {
         const std::size_t adjusted = classes::block_size_for(size);
         if (align > classes::user_align) [[unlikely]]
             return allocate_aligned(size, adjusted, align);
-        // A parked block of the exact size first (the top would leave it parked and grow the
-        // heap instead); with the cache off this costs a compare and one load.
-        if (adjusted <= cache_max_block) {
-            if (block* c = cache_[adjusted >> 4]; c != nullptr) [[unlikely]]
-                return take_cached(c, size);
-        }
+        // The top is never cached while blocks are parked (see park()): a parked block of the
+        // request's size is taken before the heap grows, and with the cache off this path is
+        // the plain top test.
         if (adjusted + block::overhead <= top_room_ && top_is_lowest()) [[likely]]
             return carve_top(adjusted, size);
+        if (adjusted <= cache_max_block) {
+            if (block* c = cache_[adjusted >> 4]; c != nullptr) return take_cached(c, size);
+        }
         unsigned fl = 0, sl = 0;
         block* b = find_free(adjusted, fl, sl);
         if (b == nullptr) [[unlikely]]
@@ -181,11 +181,15 @@ class tlsf_allocator {
   private:
     // Front cache: a parked block keeps its header (flagged cached, so its neighbours treat it as
     // used and never merge with it) and links to the next parked block of its size through its
-    // first user word. Bin = block size / 16: exact sizes, so a pop always fits.
+    // first user word. Bin = block size / 16: exact sizes, so a pop always fits. While any
+    // block is parked there is no cached top (invariant parked_ != 0 => top_ == nullptr), so the
+    // top fast path, tested first, cannot grow the heap past a parked block of the right size.
     RTMEM_ALWAYS_INLINE void park(block* b, std::size_t flags, std::size_t bin) noexcept {
         b->next_free = cache_[bin];
         cache_[bin] = b;
         ++cache_count_[bin];
+        ++parked_;
+        drop_top();
         b->size_flags = flags | block::cached_bit;
         detail::poison(b->user() + sizeof(void*), (flags & ~block::flag_bits) - sizeof(void*));
     }
@@ -197,6 +201,7 @@ class tlsf_allocator {
         detail::unpoison(c->user(), whole);
         cache_[bin] = c->next_free;
         --cache_count_[bin];
+        --parked_;
         c->size_flags = flags & ~block::cached_bit;
         account_allocate(whole, requested);
         return c->user();
@@ -218,32 +223,31 @@ class tlsf_allocator {
             }
             block* prev = b->prev_phys;
             const std::size_t prev_size = prev->size();
-            unsigned pfl = 0, psl = 0;
-            classes::insert_index(prev_size, pfl, psl);
             merged += prev_size + block::overhead;
-            classes::insert_index(merged, fl, sl);
             prev->size_flags = merged | block::this_free_bit;  // its prev is never free
             prev->link_next()->size_flags |= block::prev_free_bit;
-            if (pfl == fl && psl == sl) [[likely]] {
+            if (classes::same_class(prev_size, merged)) [[likely]] {
                 if (prev == top_) top_room_ += merged - prev_size;  // the top grew in its class
                 poison_free(prev);
                 return;
             }
+            unsigned pfl = 0, psl = 0;
+            classes::insert_index(prev_size, pfl, psl);
+            classes::insert_index(merged, fl, sl);
             drop_top_if(prev);
             unlink_free(prev, pfl, psl);
             b = prev;
         } else if (next->is_free()) {  // coalesce forward: b takes next's place if it can
             const std::size_t next_size = next->size();
-            unsigned nfl = 0, nsl = 0;
-            classes::insert_index(next_size, nfl, nsl);
             merged += next_size + block::overhead;
-            classes::insert_index(merged, fl, sl);
             block* next_next = next->next_free;
             block* next_prev = next->prev_free;
             b->size_flags = merged | block::this_free_bit;
             b->link_next();  // already flagged: a free block preceded it
-            if (nfl == fl && nsl == sl) [[likely]] {
-                take_place(b, next_prev, next_next, fl, sl);
+            unsigned nfl = 0, nsl = 0;
+            classes::insert_index(next_size, nfl, nsl);
+            if (classes::same_class(next_size, merged)) [[likely]] {
+                take_place(b, next_prev, next_next, nfl, nsl);
                 if (next == top_) {  // the top grows down over b and stays in its class
                     top_ = b;
                     top_room_ += merged - next_size;
@@ -255,6 +259,7 @@ class tlsf_allocator {
             b->prev_free = next_prev;  // unlink_free reads next's links through b
             b->next_free = next_next;
             unlink_free(b, nfl, nsl);
+            classes::insert_index(merged, fl, sl);
         } else {
             classes::insert_index(merged, fl, sl);
             b->size_flags = merged | block::this_free_bit;
@@ -313,6 +318,7 @@ class tlsf_allocator {
 
     RTMEM_ALWAYS_INLINE void set_top(block* b, std::size_t size, unsigned fl,
                                      unsigned sl) noexcept {
+        if (parked_ != 0) return;  // see park()
         top_ = b;
         // size - class_floor(fl, sl): the bits below the class step (a class of first level 0
         // holds one size: no room).
@@ -515,6 +521,7 @@ class tlsf_allocator {
     block* cache_[cache_bins] = {};  // see park()
     std::uint8_t cache_count_[cache_bins] = {};
     unsigned cache_depth_ = 0;
+    std::size_t parked_ = 0;  // sum of cache_count_
 };
 
 }  // namespace rtmem

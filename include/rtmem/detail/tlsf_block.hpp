@@ -96,6 +96,13 @@ struct tlsf_classes {
         }
     }
 
+    /// Whether sizes a and b map to the same list: a class is an aligned interval 8 bytes wide
+    /// below small_block and 2^(fls - sl_log2) wide above it, so both sizes agree above that
+    /// width (a size in another power of two differs in a higher bit). No branch.
+    static bool same_class(std::size_t a, std::size_t b) noexcept {
+        return (a ^ b) < (std::size_t{1} << (fls(a | small_block) - sl_log2));
+    }
+
     /// The first list whose every block is >= size (size rounded up to the next class).
     static void search_index(std::size_t size, unsigned& fl, unsigned& sl) noexcept {
         if (size >= small_block) size += (std::size_t{1} << (fls(size) - sl_log2)) - 1;
