@@ -100,6 +100,11 @@ struct rtmem_buffer_adapter {
     void deallocate(void* p, std::size_t n) { a.deallocate(p, n); }
 };
 
+// TLSF with its front cache at glibc's tcache depth.
+struct cached_tlsf : rtmem::tlsf_allocator {
+    explicit cached_tlsf(std::span<std::byte> pool) : rtmem::tlsf_allocator(pool, 7) {}
+};
+
 template <class A>
 constexpr bool drops_all = requires {
     A::drop_all_at_end;
@@ -155,6 +160,7 @@ int main(int argc, char** argv) {
     add<floor_adapter>("floor_free_list_64B", lives);
     add<rtmem_pool_adapter>("rtmem_pool_64B", lives);
     add<rtmem_buffer_adapter<rtmem::tlsf_allocator>>("rtmem_tlsf", lives);
+    add<rtmem_buffer_adapter<cached_tlsf>>("rtmem_tlsf_cached", lives);
     add<rtmem_buffer_adapter<rtmem::free_list_allocator<rtmem::first_fit>>>(
         "rtmem_free_list_first_fit", lives, 100'000);  // O(free blocks) per call
     add<rtmem_buffer_adapter<rtmem::free_list_allocator<rtmem::best_fit>>>(

@@ -1,6 +1,7 @@
 // A real-time heap: one pre-faulted buffer given to TLSF at start-up, then a "frame loop" that
 // allocates and frees variable-sized messages with bounded cost, a pool for fixed-size particles,
-// and a heap dump plus fragmentation figures at the end.
+// the heap's front cache turned on once the loop is in steady state, and a heap dump plus
+// fragmentation figures at the end.
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -38,6 +39,9 @@ int main() {
     auto next = [&seed] { return seed = seed * 1103515245u + 12345u; };
 
     for (int frame = 0; frame < 600; ++frame) {
+        // Steady state from here on: park up to 4 freed blocks per size for the next message of
+        // that size (a pop instead of a search, split and merge).
+        if (frame == 300) heap.set_cache_depth(4);
         // Messages of 16 B .. 4 KiB arrive and are handled a few frames later.
         for (int i = 0; i < 8; ++i) {
             const std::size_t size = 16 + next() % 4080;
@@ -69,6 +73,7 @@ int main() {
                 heap.stats().live_count, f.held_live, f.requested_live, 100.0 * f.internal());
     std::printf("free: %zu bytes in %zu blocks, largest %zu (external fragmentation %.1f%%)\n",
                 f.free_bytes, f.free_blocks, f.largest_free, 100.0 * f.external());
+    std::printf("front cache: %zu freed blocks parked for reuse\n", heap.cached_blocks());
     std::printf("pool: %zu particles live, peak %zu bytes\n", particles.stats().live_count,
                 particles.stats().peak);
 
@@ -79,6 +84,7 @@ int main() {
     });
 
     for (const auto& m : inbox) heap.deallocate(m.data, m.size, 16);
+    heap.flush_cache();  // coalesce the parked blocks too
     for (void* p : live_particles) particles.deallocate_block(p);
     const bool ok = heap.check() && particles.check() && heap.fragmentation().free_blocks == 1;
     std::printf("after freeing everything: %s\n",
