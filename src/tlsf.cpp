@@ -241,14 +241,15 @@ bool tlsf_allocator::valid_live_block(const void* p, std::size_t size,
         return false;
     }
     block* b = block::from_user(p);
-    if (!readable(&b->size_flags, sizeof(std::size_t)) || b->is_free() || b->is_cached()) {
+    if (!readable(&b->size_flags, sizeof(std::size_t)) || b->is_free()) {
         report_violation(violation_kind::double_free, name, p, size,
                          "%s(%p): the block is already free", op, p);
         return false;
     }
     const std::size_t s = b->size();
+    // The next header fits before the end (compared as sizes: a stray s must not overflow).
     bool sane = s >= block::min_size && classes::valid_size(s) &&
-                user + s <= r->end - sizeof(void*);  // next header fits before the end
+                s <= static_cast<std::size_t>(r->end - user) - sizeof(void*);
     if (sane) {
         block* next = b->next_phys();
         sane = readable(&next->size_flags, sizeof(std::size_t)) && !next->is_prev_free();
@@ -261,6 +262,11 @@ bool tlsf_allocator::valid_live_block(const void* p, std::size_t size,
     if (!sane) {
         report_violation(violation_kind::foreign_pointer, name, p, size,
                          "%s(%p): not the start of a live block", op, p);
+        return false;
+    }
+    if (b->is_cached()) {  // after the sanity checks: a stray word may have that bit set
+        report_violation(violation_kind::double_free, name, p, size,
+                         "%s(%p): the block is already free (parked in the cache)", op, p);
         return false;
     }
     if (size > s) {

@@ -191,7 +191,9 @@ class tlsf_allocator {
         ++parked_;
         drop_top();
         b->size_flags = flags | block::cached_bit;
-        detail::poison(b->user() + sizeof(void*), (flags & ~block::flag_bits) - sizeof(void*));
+        // The link word and the last word (the next header's prev_phys, read by checks) stay
+        // readable, as in poison_free.
+        detail::poison(b->user() + sizeof(void*), (flags & ~block::flag_bits) - 2 * sizeof(void*));
     }
 
     RTMEM_ALWAYS_INLINE void* take_cached(block* c, std::size_t requested) noexcept {
