@@ -141,6 +141,12 @@ int main(int argc, char** argv) {
         return repeat(calls,
                       [&] { return pair(&a, rtmem_perf_tlsf_allocate, rtmem_perf_tlsf_free); });
     }
+    if (which == "tlsf_cached") {  // front cache on: free parks, the next allocate pops
+        std::vector<std::byte> buffer(std::size_t{1} << 20);
+        rtmem::tlsf_allocator a{std::span<std::byte>(buffer), 7};
+        return repeat(calls,
+                      [&] { return pair(&a, rtmem_perf_tlsf_allocate, rtmem_perf_tlsf_free); });
+    }
     std::fprintf(stderr, "unknown or unavailable case '%s'\n", argv[1]);
     return 2;
 }
