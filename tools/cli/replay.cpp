@@ -1,5 +1,6 @@
 // rtmem replay TRACE: replays the trace's allocation calls through glibc, mimalloc, jemalloc,
-// tcmalloc, tlsf_allocator and the mixed (advised) configuration; time, footprint, violations.
+// tcmalloc, tlsf_allocator (plain and cached) and the mixed (advised) configuration; time,
+// footprint, violations.
 #include <unistd.h>
 
 #include <cstdlib>
@@ -60,7 +61,8 @@ int run_replay(const replay_args& a) {
         if (name.empty()) continue;
         if (find_backend(whole_program_backends(), name) == nullptr) {
             throw rtmem::cli::usage_error("--backends: unknown allocator '" + name +
-                                          "' (glibc, mimalloc, jemalloc, tcmalloc, tlsf)");
+                                          "' (glibc, mimalloc, jemalloc, tcmalloc, tlsf, "
+                                          "tlsf_cached)");
         }
         o.backends.push_back(name);
     }
@@ -80,8 +82,8 @@ int run_replay(const replay_args& a) {
 
 const bool registered = rtmem::cli::register_command(
     {"replay",
-     "Replay a trace's allocations through glibc, mimalloc, jemalloc, tcmalloc, tlsf and the "
-     "advised allocators",
+     "Replay a trace's allocations through glibc, mimalloc, jemalloc, tcmalloc, tlsf (plain and "
+     "with its front cache) and the advised allocators",
      [](CLI::App& sub, std::function<int()>& run) {
          auto a = std::make_shared<replay_args>();
          sub.add_option("trace", a->file, "Trace file written by rtmem record")->required();

@@ -301,7 +301,8 @@ backend_factory make_factory(const char* name, const char* missing) {
 
 }  // namespace
 
-backend_factory tlsf_backend_factory();  // replay_tlsf.cpp
+backend_factory tlsf_backend_factory();         // replay_tlsf.cpp
+backend_factory tlsf_cached_backend_factory();  // replay_tlsf.cpp
 
 std::vector<backend_factory> whole_program_backends() {
     std::vector<backend_factory> all;
@@ -313,6 +314,7 @@ std::vector<backend_factory> whole_program_backends() {
     all.push_back(make_factory<tcmalloc_backend, tcmalloc_api>(
         "tcmalloc", "libtcmalloc_minimal.so.4 not found (Debian libtcmalloc-minimal4)"));
     all.push_back(tlsf_backend_factory());
+    all.push_back(tlsf_cached_backend_factory());
     return all;
 }
 

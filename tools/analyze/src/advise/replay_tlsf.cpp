@@ -1,5 +1,6 @@
 // rtmem's tlsf_allocator as a whole-program replay backend (when it is built), growing by
-// adding pools taken from glibc as the replay needs them.
+// adding pools taken from glibc as the replay needs them: "tlsf" (plain, every free coalesces)
+// and "tlsf_cached" (front cache at depth 7), so a trace shows which one its program wants.
 #include "rtmem/analyze/replay_backend.hpp"
 
 #if __has_include(<rtmem/alloc/tlsf.hpp>)
@@ -17,7 +18,10 @@ namespace {
 
 class tlsf_backend final : public replay_backend {
   public:
-    tlsf_backend() { grow(0); }
+    explicit tlsf_backend(unsigned cache_depth) {
+        grow(0);
+        tlsf_.set_cache_depth(cache_depth);
+    }
     tlsf_backend(const tlsf_backend&) = delete;
     tlsf_backend& operator=(const tlsf_backend&) = delete;
 
@@ -70,11 +74,17 @@ class tlsf_backend final : public replay_backend {
 }  // namespace
 
 backend_factory tlsf_backend_factory() {
-    return {"tlsf", [] { return std::unique_ptr<replay_backend>(new tlsf_backend()); }, ""};
+    return {"tlsf", [] { return std::unique_ptr<replay_backend>(new tlsf_backend(0)); }, ""};
+}
+backend_factory tlsf_cached_backend_factory() {
+    return {"tlsf_cached", [] { return std::unique_ptr<replay_backend>(new tlsf_backend(7)); }, ""};
 }
 #else
 backend_factory tlsf_backend_factory() {
     return {"tlsf", nullptr, "rtmem/alloc/tlsf.hpp not built yet"};
+}
+backend_factory tlsf_cached_backend_factory() {
+    return {"tlsf_cached", nullptr, "rtmem/alloc/tlsf.hpp not built yet"};
 }
 #endif
 
