@@ -290,7 +290,7 @@ rtmem::fragmentation tlsf_allocator::fragmentation() const noexcept {
             }
     for (unsigned bin = 0; bin < cache_bins; ++bin) {  // parked blocks are free, not coalesced
         if (cache_count_[bin] == 0) continue;
-        const std::size_t size = std::size_t{bin} * 16 + classes::align;
+        const std::size_t size = cache_bin_size(bin);
         f.free_bytes += cache_count_[bin] * size;
         f.largest_free = std::max(f.largest_free, size);
         f.free_blocks += cache_count_[bin];
@@ -302,7 +302,7 @@ std::size_t tlsf_allocator::largest_free_block() const noexcept {
     std::size_t largest = 0;
     for (unsigned bin = cache_bins; bin-- > 0;) {  // a parked block serves its own size
         if (cache_count_[bin] != 0) {
-            largest = std::size_t{bin} * 16 + classes::align;
+            largest = cache_bin_size(bin);
             break;
         }
     }
@@ -398,8 +398,7 @@ bool tlsf_allocator::check() const noexcept {
                 return fail("cached block outside the pools", b);
             if (!b->is_cached() || b->is_free())
                 return fail("cached block is not flagged cached", b);
-            if (b->size() != std::size_t{bin} * 16 + classes::align)
-                return fail("cached block in the wrong bin", b);
+            if (b->size() != cache_bin_size(bin)) return fail("cached block in the wrong bin", b);
         }
         if (n != cache_count_[bin])
             return fail("a cache bin holds fewer blocks than counted", &cache_count_[bin]);

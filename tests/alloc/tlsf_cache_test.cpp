@@ -7,24 +7,15 @@
 
 #include "conformance.hpp"
 #include "rtmem/alloc/tlsf.hpp"
+#include "tlsf_support.hpp"
 #include "violation_recorder.hpp"
 
 namespace {
 using rtmem::violation_kind;
 using block = rtmem::detail::tlsf_block;
 
-struct heap_buffer {
-    explicit heap_buffer(std::size_t n) : bytes(new std::byte[n]), size(n) {}
-    std::span<std::byte> span() { return {bytes.get(), size}; }
-    std::unique_ptr<std::byte[]> bytes;
-    std::size_t size;
-};
-
-std::size_t count_blocks(const rtmem::tlsf_allocator& t, bool used) {
-    std::size_t n = 0;
-    t.walk([&](const void*, std::size_t, bool u) { n += u == used ? 1 : 0; });
-    return n;
-}
+using rtmem::testing::count_blocks;
+using rtmem::testing::heap_buffer;
 
 // The heap is one free block: everything coalesced.
 void expect_empty(const rtmem::tlsf_allocator& t) {

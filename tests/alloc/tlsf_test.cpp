@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "conformance.hpp"
+#include "tlsf_support.hpp"
 #include "violation_recorder.hpp"
 
 namespace {
@@ -17,18 +18,8 @@ static_assert(rtmem::checkable_allocator<rtmem::tlsf_allocator>);
 static_assert(!std::is_copy_constructible_v<rtmem::tlsf_allocator>);
 static_assert(std::is_nothrow_move_constructible_v<rtmem::tlsf_allocator>);
 
-struct heap_buffer {
-    explicit heap_buffer(std::size_t n) : bytes(new std::byte[n]), size(n) {}
-    std::span<std::byte> span() { return {bytes.get(), size}; }
-    std::unique_ptr<std::byte[]> bytes;
-    std::size_t size;
-};
-
-std::size_t count_blocks(const rtmem::tlsf_allocator& t, bool used) {
-    std::size_t n = 0;
-    t.walk([&](const void*, std::size_t, bool u) { n += u == used ? 1 : 0; });
-    return n;
-}
+using rtmem::testing::count_blocks;
+using rtmem::testing::heap_buffer;
 
 TEST(TlsfAllocator, ConformanceSmallAndLarge) {
     heap_buffer buf(24u << 20);

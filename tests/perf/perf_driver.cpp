@@ -135,15 +135,10 @@ int main(int argc, char** argv) {
             return pair(&a, rtmem_perf_pool_allocate_block, rtmem_perf_pool_deallocate_block);
         });
     }
-    if (which == "tlsf_worst") {
+    if (which == "tlsf_worst" || which == "tlsf_cached") {
+        // tlsf_cached: the front cache on, so free parks and the next allocate pops.
         std::vector<std::byte> buffer(std::size_t{1} << 20);
-        rtmem::tlsf_allocator a{std::span<std::byte>(buffer)};
-        return repeat(calls,
-                      [&] { return pair(&a, rtmem_perf_tlsf_allocate, rtmem_perf_tlsf_free); });
-    }
-    if (which == "tlsf_cached") {  // front cache on: free parks, the next allocate pops
-        std::vector<std::byte> buffer(std::size_t{1} << 20);
-        rtmem::tlsf_allocator a{std::span<std::byte>(buffer), 7};
+        rtmem::tlsf_allocator a{std::span<std::byte>(buffer), which == "tlsf_cached" ? 7u : 0u};
         return repeat(calls,
                       [&] { return pair(&a, rtmem_perf_tlsf_allocate, rtmem_perf_tlsf_free); });
     }

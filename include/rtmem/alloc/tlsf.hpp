@@ -173,8 +173,7 @@ class tlsf_allocator {
     void walk(F&& f) const {
         for (const pool_record* r = pools_; r != nullptr; r = r->next) {
             for (block* b = r->first; !b->is_last(); b = b->next_phys())
-                f(static_cast<const void*>(b->user()), b->size(),
-                  (b->size_flags & (block::this_free_bit | block::cached_bit)) == 0);
+                f(static_cast<const void*>(b->user()), b->size(), !b->is_free() && !b->is_cached());
         }
     }
 
@@ -194,6 +193,11 @@ class tlsf_allocator {
         // The link word and the last word (the next header's prev_phys, read by checks) stay
         // readable, as in poison_free.
         detail::poison(b->user() + sizeof(void*), (flags & ~block::flag_bits) - 2 * sizeof(void*));
+    }
+
+    // The one block size cache bin `bin` holds (block sizes are 8 mod 16).
+    static constexpr std::size_t cache_bin_size(unsigned bin) noexcept {
+        return std::size_t{bin} * 16 + classes::align;
     }
 
     RTMEM_ALWAYS_INLINE void* take_cached(block* c, std::size_t requested) noexcept {
