@@ -26,29 +26,46 @@ typedef enum rtmem_error {
     RTMEM_ERROR_BAD_ALIGNMENT, /**< alignment neither 0 nor a power of two */
     RTMEM_ERROR_BAD_SIDE,      /**< side neither RTMEM_SIDE_LEFT nor RTMEM_SIDE_RIGHT */
     RTMEM_ERROR_OUT_OF_MEMORY, /**< the two sides would meet, or the OS refused the mapping */
-    RTMEM_ERROR_BAD_SIZE       /**< size arithmetic overflows */
+    RTMEM_ERROR_BAD_SIZE,      /**< size arithmetic overflows */
+    RTMEM_ERROR_OTHER_THREAD,  /**< a rewind would free another thread's blocks or point */
+    RTMEM_ERROR_LIVE_BLOCKS    /**< destroy: blocks or memory points were still live */
 } rtmem_error;
 
-/** An arena: one mapping holding its own header, a mutex, and two stacks. Thread-safe. */
+/** An arena: one mapping holding its own header, a mutex, and two stacks. Thread-safe.
+ *
+ * Threads: all threads share both sides, so their blocks interleave on a side. A memory point
+ * belongs to the thread that pushed it, and rtmem_arena_rewind() frees only what is provably
+ * the calling thread's: it refuses, with RTMEM_ERROR_OTHER_THREAD and nothing freed, when the
+ * side's last memory point was pushed by another thread, or when another thread allocated on
+ * the side after that point (with no point: when another thread has blocks on the side). So a
+ * thread rewinds its own work as long as no other thread allocates on that side meanwhile;
+ * give each thread its own side or its own arena for independent scopes. rtmem_arena_reset()
+ * empties a side whoever filled it, for a moment when no other thread uses it. */
 typedef struct rtmem_arena rtmem_arena;
 
 /** Maps `bytes` (plus the header, rounded up to whole pages) with one mmap. NULL on failure. */
 rtmem_arena* rtmem_arena_create(size_t bytes);
 
 /** Unmaps the arena. Returns false when blocks or memory points were still live (the arena is
- * destroyed anyway), or when arena is NULL. */
+ * destroyed anyway; error RTMEM_ERROR_LIVE_BLOCKS), or when arena is NULL. */
 bool rtmem_arena_destroy(rtmem_arena* arena);
 
 /** `size` bytes from one side, aligned to `alignment` (0 means alignof(max_align_t); otherwise a
- * power of two). Size 0 gives a unique pointer. NULL when the sides would meet. */
+ * power of two). Size 0 gives a unique pointer. NULL when the sides would meet
+ * (RTMEM_ERROR_OUT_OF_MEMORY) or size + alignment overflows (RTMEM_ERROR_BAD_SIZE). */
 void* rtmem_arena_alloc(rtmem_arena* arena, size_t alignment, int side, size_t size);
 
 /** Pushes a memory point on `side` (it takes a few bytes of that side). False on error. */
 bool rtmem_arena_mark(rtmem_arena* arena, int side);
 
 /** Frees `side` back to its last memory point and pops it, or empties the side when it has
- * none. */
-void rtmem_arena_rewind(rtmem_arena* arena, int side);
+ * none. Returns false, freeing nothing, when that would free another thread's blocks or memory
+ * point (RTMEM_ERROR_OTHER_THREAD; see "Threads" above) or on a bad argument. */
+bool rtmem_arena_rewind(rtmem_arena* arena, int side);
+
+/** Empties `side` and pops all its memory points, whichever threads made them. The caller
+ * guarantees no other thread still uses that side's blocks. False only on a bad argument. */
+bool rtmem_arena_reset(rtmem_arena* arena, int side);
 
 /** Bytes between the two sides (0 for NULL). */
 size_t rtmem_arena_remaining(const rtmem_arena* arena);
@@ -61,7 +78,7 @@ rtmem_error rtmem_last_error(void);
 const char* rtmem_error_string(rtmem_error error);
 
 /** Marks a frame boundary for the allocation tracer (`rtmem record`); a no-op when the program
- * is not being traced. Call it once per frame, e.g. after presenting. */
+ * is not being traced. Call it once per frame, e.g. after presenting. Sets RTMEM_OK. */
 void rtmem_trace_frame(void);
 
 #ifdef __cplusplus

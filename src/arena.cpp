@@ -52,7 +52,8 @@ arena::arena(arena&& o) noexcept
       serial_(o.serial_),
       owner_(o.owner_),
       options_(o.options_),
-      upstream_(o.upstream_) {}
+      upstream_(o.upstream_),
+      retreats_(o.retreats_) {}
 
 arena& arena::operator=(arena&& o) noexcept {
     if (this != &o) {
@@ -173,32 +174,37 @@ arena::marker_type arena::marker() const noexcept {
     m.top = top_;
     m.dedicated = dedicated_;
     m.live = total_ - base_;
-#if RTMEM_CHECKS
     m.regular_serial = head_ != nullptr ? head_->serial : 0;
     m.dedicated_serial = dedicated_ != nullptr ? dedicated_->serial : 0;
+    m.taken = total_;
     m.owner = owner_;
-#endif
     return m;
 }
 
+// Where top (in regular chunk c, or nowhere) lies in the regular chunks' allocation order.
+std::size_t arena::regular_position(const chunk* c, const std::byte* top) noexcept {
+    if (c == nullptr) return 0;
+    return c->used_before +
+           static_cast<std::size_t>(top - (reinterpret_cast<const std::byte*>(c) + header_bytes));
+}
+
 bool arena::valid(const marker_type& m) const noexcept {
-#if RTMEM_CHECKS
-    if (m.owner != owner_ || m.live > total_ - base_) return false;
-    if (m.regular != nullptr) {
-        chunk* c = head_;
-        while (c != nullptr && c != m.regular) c = c->prev;
-        if (c == nullptr || c->serial != m.regular_serial) return false;
-        const std::byte* limit = c == head_ ? top_ : c->top;
-        if (m.top < payload(c) || m.top > limit) return false;
+    if constexpr (check_level >= 1) {
+        if (m.owner != owner_ || m.live > total_ - base_) return false;
+        if (m.regular != nullptr) {
+            chunk* c = head_;
+            while (c != nullptr && c != m.regular) c = c->prev;
+            if (c == nullptr || c->serial != m.regular_serial) return false;
+            const std::byte* limit = c == head_ ? top_ : c->top;
+            if (m.top < payload(c) || m.top > limit) return false;
+        }
+        if (m.dedicated != nullptr) {
+            chunk* c = dedicated_;
+            while (c != nullptr && c != m.dedicated) c = c->prev;
+            if (c == nullptr || c->serial != m.dedicated_serial) return false;
+        }
+        if (!retreats_.intact(regular_position(m.regular, m.top), m.taken)) return false;
     }
-    if (m.dedicated != nullptr) {
-        chunk* c = dedicated_;
-        while (c != nullptr && c != m.dedicated) c = c->prev;
-        if (c == nullptr || c->serial != m.dedicated_serial) return false;
-    }
-#else
-    (void)m;
-#endif
     return true;
 }
 
@@ -234,6 +240,7 @@ void arena::rewind(marker_type m) noexcept {
                          static_cast<void*>(m.top));
         return;
     }
+    if constexpr (check_level >= 1) retreats_.note(regular_position(m.regular, m.top), total_);
     note_peak();
     if (m.regular == head_) {
         detail::poison(m.top, static_cast<std::size_t>(top_ - m.top));
@@ -253,6 +260,7 @@ void arena::rewind(marker_type m) noexcept {
 }
 
 void arena::reset() noexcept {
+    if constexpr (check_level >= 1) retreats_.note(0, total_);
     note_peak();
     drop_dedicated_until(nullptr);
     drop_regular_until(nullptr, true);

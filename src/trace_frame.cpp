@@ -3,6 +3,7 @@
 // finds the hook whether rtmem is linked statically or as a shared library.
 #include <atomic>
 
+#include "c_last_error.hpp"
 #include "rtmem.h"
 
 #if defined(__unix__) || defined(__APPLE__)
@@ -31,6 +32,7 @@ hook_fn resolve() noexcept {
 }  // namespace
 
 extern "C" void rtmem_trace_frame(void) {
+    rtmem::detail::c_last_error() = RTMEM_OK;
     hook_fn h = cached_hook.load(std::memory_order_acquire);
     if (h == &unresolved) [[unlikely]]
         h = resolve();

@@ -58,3 +58,8 @@ void report_violation(violation_kind kind, std::string_view allocator, const voi
 }
 
 }  // namespace rtmem
+
+// The level this library was built with, for the link-time check in rtmem/core/config.hpp.
+extern "C" {
+const char RTMEM_DETAIL_LEVEL_SYMBOL = static_cast<char>('0' + RTMEM_CHECKS);
+}

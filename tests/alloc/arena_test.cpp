@@ -163,6 +163,28 @@ TEST(Arena, StaleMarkers) {
     EXPECT_TRUE(a.check());
 }
 
+TEST(Arena, StaleMarkerBelowTheTopIsReported) {
+    if (rtmem::check_level == 0) GTEST_SKIP() << "needs RTMEM_CHECKS >= 1";
+    violation_recorder rec;
+    arena a{4096};
+    const auto m1 = a.marker();
+    ASSERT_NE(a.allocate(64, 8), nullptr);
+    const auto m2 = a.marker();
+    ASSERT_NE(a.allocate(64, 8), nullptr);
+    a.rewind(m1);
+    auto* live = static_cast<std::byte*>(a.allocate(200, 8));  // spans m2's position
+    a.rewind(m2);
+    ASSERT_EQ(rec.count(violation_kind::stale_marker), 1u);
+    auto* next = static_cast<std::byte*>(a.allocate(16, 8));
+    EXPECT_TRUE(next >= live + 200 || next + 16 <= live);
+    const auto m3 = a.marker();
+    (void)a.allocate(8, 8);
+    a.rewind(m3);
+    a.rewind(m1);  // older markers that were never rewound past stay valid
+    EXPECT_EQ(rec.count(violation_kind::stale_marker), 1u);
+    EXPECT_EQ(a.stats().used, 0u);
+}
+
 TEST(Arena, BadAlignmentAndOverflowAreReported) {
     if (rtmem::check_level == 0) GTEST_SKIP() << "needs RTMEM_CHECKS >= 1";
     violation_recorder rec;

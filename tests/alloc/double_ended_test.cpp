@@ -164,6 +164,25 @@ TEST(DoubleEndedAllocator, MarkerOfTheOtherSideIsStale) {
     EXPECT_EQ(a.used(side::bottom), 0u);
 }
 
+TEST(DoubleEndedAllocator, StaleMarkerBelowTheTopIsReported) {
+    if (rtmem::check_level == 0) GTEST_SKIP() << "needs RTMEM_CHECKS >= 1";
+    violation_recorder rec;
+    double_ended_allocator a{4096};
+    for (side s : {side::bottom, side::top}) {
+        const auto m1 = a.marker(s);
+        ASSERT_NE(a.allocate(64, 1, s), nullptr);
+        const auto m2 = a.marker(s);
+        ASSERT_NE(a.allocate(64, 1, s), nullptr);
+        a.rewind(m1, s);
+        ASSERT_NE(a.allocate(100, 1, s), nullptr);  // spans m2's position
+        a.rewind(m2, s);
+        EXPECT_EQ(a.used(s), 100u);
+        a.rewind(m1, s);  // still valid
+        EXPECT_EQ(a.used(s), 0u);
+    }
+    EXPECT_EQ(rec.count(violation_kind::stale_marker), 2u);
+}
+
 TEST(DoubleEndedAllocator, BadAlignmentAndForeignPointer) {
     if (rtmem::check_level == 0) GTEST_SKIP() << "needs RTMEM_CHECKS >= 1";
     violation_recorder rec;

@@ -147,6 +147,50 @@ TEST(LinearAllocator, StaleMarkerAboveTopIsReportedAndIgnored) {
     EXPECT_EQ(a.used(), 0u);
 }
 
+TEST(LinearAllocator, StaleMarkerBelowTheTopIsReported) {
+    if (rtmem::check_level == 0) GTEST_SKIP() << "needs RTMEM_CHECKS >= 1";
+    violation_recorder rec;
+    linear_allocator a{4096};
+    const auto m1 = a.marker();
+    ASSERT_NE(a.allocate(64, 1), nullptr);
+    const auto m2 = a.marker();
+    ASSERT_NE(a.allocate(64, 1), nullptr);
+    a.rewind(m1);  // m2 is stale from here on
+    auto* live = static_cast<std::byte*>(a.allocate(100, 1));  // spans m2's position
+    ASSERT_NE(live, nullptr);
+    a.rewind(m2);  // below the top again, but stale
+    ASSERT_EQ(rec.count(violation_kind::stale_marker), 1u);
+    EXPECT_EQ(a.used(), 100u);
+    auto* next = static_cast<std::byte*>(a.allocate(16, 1));
+    EXPECT_GE(next, live + 100);  // no overlap with the live block
+}
+
+TEST(LinearAllocator, NestedAndReusedMarkersStayValid) {
+    if (rtmem::check_level == 0) GTEST_SKIP() << "needs RTMEM_CHECKS >= 1";
+    violation_recorder rec;
+    linear_allocator a{1 << 16};
+    std::vector<linear_allocator::marker_type> marks;
+    for (int depth = 0; depth < 10; ++depth) {  // deeper than the retreat log
+        marks.push_back(a.marker());
+        ASSERT_NE(a.allocate(32, 8), nullptr);
+    }
+    for (auto it = marks.rbegin(); it != marks.rend(); ++it) {
+        a.rewind(*it);
+        ASSERT_NE(a.allocate(8, 8), nullptr);
+        a.rewind(*it);  // the same marker again: still valid
+    }
+    const auto outer = a.marker();  // a frame loop with a scope inside
+    for (int frame = 0; frame < 100; ++frame) {
+        ASSERT_NE(a.allocate(16, 8), nullptr);
+        const auto inner = a.marker();
+        ASSERT_NE(a.allocate(64, 8), nullptr);
+        a.rewind(inner);
+        if (frame % 10 == 9) a.rewind(outer);
+    }
+    EXPECT_TRUE(rec.empty());
+    EXPECT_EQ(a.used(), 0u);
+}
+
 TEST(LinearAllocator, MarkerFromAnotherAllocatorIsStale) {
     if (rtmem::check_level == 0) GTEST_SKIP() << "needs RTMEM_CHECKS >= 1";
     violation_recorder rec;

@@ -146,4 +146,46 @@ TEST(StackAllocatorDeathTest, DefaultHandlerAbortsOnLifoViolation) {
         },
         "lifo_order");
 }
+TEST(StackAllocator, StaleMarkerBelowTheTopIsReported) {
+    if (rtmem::check_level == 0) GTEST_SKIP() << "needs RTMEM_CHECKS >= 1";
+    violation_recorder rec;
+    stack_allocator a{4096};
+    void* first = a.allocate(64, 8);
+    ASSERT_NE(first, nullptr);
+    const auto m = a.marker();
+    void* second = a.allocate(64, 8);
+    a.deallocate(second, 64, 8);
+    a.deallocate(first, 64, 8);  // LIFO frees below the marker: m is stale
+    auto* live = static_cast<std::byte*>(a.allocate(200, 8));
+    a.rewind(m);
+    ASSERT_EQ(rec.count(violation_kind::stale_marker), 1u);
+    auto* next = static_cast<std::byte*>(a.allocate(16, 8));
+    EXPECT_GE(next, live + 200);
+}
+
+TEST(StackAllocator, EmptyAgainAfterLifoFrees) {
+    stack_allocator a{4096};
+    const std::size_t aligns[] = {64, 8, 32, 1, 128, 16};
+    std::vector<std::pair<void*, std::size_t>> blocks;
+    const void* first_bottom = nullptr;
+    for (int round = 0; round < 2; ++round) {
+        for (std::size_t i = 0; i < std::size(aligns); ++i) {
+            void* p = a.allocate(24 + i, aligns[i]);
+            ASSERT_NE(p, nullptr);
+            blocks.emplace_back(p, 24 + i);
+        }
+        const void* bottom = blocks.front().first;
+        for (std::size_t i = blocks.size(); i-- > 0;) {
+            const std::size_t align = aligns[i];
+            a.deallocate(blocks[i].first, blocks[i].second, align);
+        }
+        EXPECT_EQ(a.stats().used, 0u);
+        EXPECT_EQ(a.stats().live_count, 0u);
+        EXPECT_EQ(a.remaining(), a.capacity());
+        if (round == 0) first_bottom = bottom;
+        EXPECT_EQ(bottom, first_bottom);  // the same start: the allocator is as new
+        blocks.clear();
+    }
+}
+
 }  // namespace

@@ -41,6 +41,8 @@ static void test_basic_sides(void) {
     CHECK(rtmem_arena_remaining(arena) < total - 220);
     CHECK(left[99] == 1 && right[0] == 2);
     CHECK(!rtmem_arena_destroy(arena)); /* blocks still live */
+    CHECK(rtmem_last_error() == RTMEM_ERROR_LIVE_BLOCKS);
+    CHECK(strlen(rtmem_error_string(RTMEM_ERROR_LIVE_BLOCKS)) > 0);
 }
 
 static void test_memory_points(void) {
@@ -109,12 +111,21 @@ static void test_bad_arguments(void) {
     CHECK(strlen(rtmem_error_string(RTMEM_ERROR_BAD_SIDE)) > 0);
     CHECK(rtmem_arena_create(SIZE_MAX) == NULL);
     CHECK(rtmem_last_error() == RTMEM_ERROR_BAD_SIZE);
+    /* An impossible size is a bad size, not an exhausted arena. */
+    CHECK(rtmem_arena_alloc(arena, 0, RTMEM_SIDE_LEFT, SIZE_MAX) == NULL);
+    CHECK(rtmem_last_error() == RTMEM_ERROR_BAD_SIZE);
+    CHECK(rtmem_arena_alloc(arena, 64, RTMEM_SIDE_RIGHT, SIZE_MAX - 10) == NULL);
+    CHECK(rtmem_last_error() == RTMEM_ERROR_BAD_SIZE);
     CHECK(rtmem_arena_destroy(arena));
 }
 
 static void test_trace_frame_without_tracer(void) {
     /* Not traced: a harmless no-op, also when called repeatedly. */
     for (int i = 0; i < 3; ++i) rtmem_trace_frame();
+    /* A successful call clears an earlier error. */
+    CHECK(rtmem_arena_alloc(NULL, 0, RTMEM_SIDE_LEFT, 8) == NULL);
+    rtmem_trace_frame();
+    CHECK(rtmem_last_error() == RTMEM_OK);
 }
 
 int main(void) {

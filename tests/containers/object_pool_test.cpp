@@ -59,7 +59,7 @@ TEST(ObjectPool, ConstructsOnceAndReuses) {
             first = p.get();
             p->value = 42;
             EXPECT_EQ(pool.size(), 1u);
-            EXPECT_EQ(p->exits, 0);  // a fresh object never was in the free list
+            EXPECT_EQ(p->exits, 1);  // a fresh object leaves the pool too (every exit notifies)
         }
         EXPECT_EQ(pool.size(), 0u);
         EXPECT_EQ(first->enters, 1);
@@ -67,7 +67,7 @@ TEST(ObjectPool, ConstructsOnceAndReuses) {
         auto again = pool.acquire();
         EXPECT_EQ(again.get(), first);  // same object back (LIFO free list)
         EXPECT_EQ(again->value, 42);    // not reconstructed: state kept
-        EXPECT_EQ(again->exits, 1);     // notified on leaving the free list
+        EXPECT_EQ(again->exits, 2);     // notified again on leaving the free list
         EXPECT_TRUE(again->active);
         EXPECT_EQ(counted::constructed, 1);
         EXPECT_EQ(counted::destroyed, 0);
@@ -87,8 +87,9 @@ TEST(ObjectPool, FunctionObjectNotifiers) {
     EXPECT_FALSE(a);
     EXPECT_EQ(released, 1);
     EXPECT_EQ(raw->value, -1);
+    EXPECT_EQ(acquired, 1);  // the fresh object's exit
     auto b = pool.acquire();
-    EXPECT_EQ(acquired, 1);
+    EXPECT_EQ(acquired, 2);
     EXPECT_EQ(b->value, 1);
 }
 
@@ -103,9 +104,11 @@ TEST(ObjectPool, RulesTurnNotifierKindsOff) {
     counted* f = functions_only.acquire().get();  // released at end of statement
     counted* m = members_only.acquire().get();
     counted* s = silent.acquire().get();
-    EXPECT_EQ(calls, 1);      // only functions_only called its function object
+    EXPECT_EQ(calls, 2);      // only functions_only called its function objects (exit, entry)
     EXPECT_EQ(f->enters, 0);  // ... and not the member
     EXPECT_EQ(m->enters, 1);
+    EXPECT_EQ(m->exits, 1);
+    EXPECT_EQ(f->exits, 0);
     EXPECT_EQ(s->enters, 0);
 }
 
@@ -113,11 +116,11 @@ TEST(ObjectPool, ArgumentsConstructFreshAndReachTheExitNotifierOnReuse) {
     rtmem::object_pool<spawnable> pool{2};
     auto a = pool.acquire(1.0f);
     EXPECT_FLOAT_EQ(a->x, 1.0f);
-    EXPECT_EQ(a->spawned, 0);
+    EXPECT_EQ(a->spawned, 1);  // constructed from the arguments, then notified with them
     a.release();
     auto b = pool.acquire(5.0f);
     EXPECT_FLOAT_EQ(b->x, 5.0f);  // reused object re-initialised from the arguments
-    EXPECT_EQ(b->spawned, 1);
+    EXPECT_EQ(b->spawned, 2);
 }
 
 TEST(ObjectPool, PrewarmConstructsAheadIntoTheFreeList) {
@@ -332,7 +335,7 @@ TEST(ObjectPool, FunctionNotifierReceivesAcquireArguments) {
     a.release();
     auto b = pool.acquire(17);  // reused: the function object gets 17, the member is called too
     EXPECT_EQ(b->value, 17);
-    EXPECT_EQ(b->exits, 1);
+    EXPECT_EQ(b->exits, 2);  // the fresh acquire and the reuse
 }
 }  // namespace
 

@@ -94,6 +94,8 @@ TEST(Tracked, BudgetsCallTheCallbackWhichMayDeny) {
     EXPECT_EQ(events[0].where.line(), static_cast<unsigned>(line));
     EXPECT_EQ(t.stats(audio).live_bytes, 800u) << "a denied allocation is rolled back";
     EXPECT_EQ(t.stats(music).self_live_bytes, 800u);
+    EXPECT_EQ(t.stats(music).peak_bytes, 800u) << "a denied request never counts in a peak";
+    EXPECT_EQ(t.stats(audio).peak_bytes, 800u);
 
     answer = rtmem::budget_action::allow;
     void* q = t.allocate(300, 8, music);
@@ -115,6 +117,19 @@ TEST(Tracked, WithoutACallbackABudgetOverrunIsAViolation) {
     EXPECT_EQ(rec.last().kind, rtmem::violation_kind::budget_exceeded);
     EXPECT_NE(rec.last().message.find("\"ui\""), std::string::npos) << rec.last().message;
     EXPECT_EQ(t.stats(ui).live_bytes, 0u);
+    EXPECT_EQ(t.stats(ui).peak_bytes, 0u);
+}
+
+TEST(Tracked, AnUpstreamFailureNeverCountsInAPeak) {
+    struct refusing {
+        void* allocate(std::size_t, std::size_t) noexcept { return nullptr; }
+        void deallocate(void*, std::size_t, std::size_t) noexcept {}
+    } up;
+    rtmem::tracked<refusing> t{up};
+    const rtmem::tag io{"io"};
+    EXPECT_EQ(t.allocate(100, 8, io), nullptr);
+    EXPECT_EQ(t.stats(io).live_bytes, 0u);
+    EXPECT_EQ(t.stats(io).peak_bytes, 0u);
 }
 
 TEST(Tracked, ReportAsTableAndJson) {

@@ -6,6 +6,7 @@
 
 #include "rtmem/core/allocator.hpp"
 #include "rtmem/detail/bump.hpp"
+#include "rtmem/detail/retreat_log.hpp"
 #include "rtmem/detail/sanitizer.hpp"
 
 namespace rtmem {
@@ -35,16 +36,17 @@ class arena {
     static constexpr std::string_view name = "arena";
 
     struct chunk;
+    /// The same layout at every check level (the arena's slow paths are compiled into the
+    /// library); the serials, `taken` and `owner` are only tested with checks on.
     struct marker_type {
         chunk* regular = nullptr;  // chunk that held the top (nullptr: none yet)
         std::byte* top = nullptr;
         chunk* dedicated = nullptr;  // newest dedicated chunk at the time
         std::size_t live = 0;
-#if RTMEM_CHECKS
         std::uint64_t regular_serial = 0;
         std::uint64_t dedicated_serial = 0;
+        std::uint64_t taken = 0;  // allocations before the marker
         std::uint32_t owner = 0;
-#endif
     };
 
     explicit arena(arena_options options = {}) noexcept : arena(options, detail::upstream_ref()) {}
@@ -66,10 +68,9 @@ class arena {
 
     [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
         std::size_t size, std::size_t align = default_alignment) noexcept {
-#if RTMEM_CHECKS
-        if (!is_pow2(align)) [[unlikely]]
-            return detail::bad_alignment(name, size, align);
-#endif
+        if constexpr (check_level >= 1)
+            if (!is_pow2(align)) [[unlikely]]
+                return detail::bad_alignment(name, size, align);
         size += static_cast<std::size_t>(size == 0);
         std::byte* p = detail::bump_block(top_, end_, size, align);
         if (p == nullptr) [[unlikely]]
@@ -125,6 +126,7 @@ class arena {
     void drop_dedicated_until(const chunk* keep) noexcept;
     [[nodiscard]] bool valid(const marker_type& m) const noexcept;
     [[nodiscard]] std::size_t used() const noexcept;
+    [[nodiscard]] static std::size_t regular_position(const chunk* c, const std::byte* top) noexcept;
     void note_peak() noexcept;
     void release_all() noexcept;
 
@@ -145,6 +147,7 @@ class arena {
     std::uint32_t owner_ = detail::next_owner_tag();
     arena_options options_;
     detail::upstream_ref upstream_;
+    detail::retreat_log retreats_;  // with checks on, over regular_position(): stale markers
 };
 
 }  // namespace rtmem

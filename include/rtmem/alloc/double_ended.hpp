@@ -9,6 +9,7 @@
 #include "rtmem/core/allocator.hpp"
 #include "rtmem/detail/bump.hpp"
 #include "rtmem/detail/owned_buffer.hpp"
+#include "rtmem/detail/retreat_log.hpp"
 #include "rtmem/detail/sanitizer.hpp"
 
 namespace rtmem {
@@ -27,12 +28,12 @@ class double_ended_allocator {
   public:
     static constexpr std::string_view name = "double_ended_allocator";
 
+    /// The same layout at every check level; `taken` and `owner` are only tested with checks on.
     struct side_marker {
         std::byte* pos = nullptr;
         std::size_t live = 0;
-#if RTMEM_CHECKS
+        std::uint64_t taken = 0;  // allocations of the side before the marker
         std::uint32_t owner = 0;  // allocator tag * 2 + side
-#endif
     };
     /// A marker of both sides (the allocator as a whole is a marker allocator too).
     struct marker_type {
@@ -68,10 +69,9 @@ class double_ended_allocator {
     [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(std::size_t size,
                                                      std::size_t align = default_alignment,
                                                      side s = side::bottom) noexcept {
-#if RTMEM_CHECKS
-        if (!is_pow2(align)) [[unlikely]]
-            return detail::bad_alignment(name, size, align);
-#endif
+        if constexpr (check_level >= 1)
+            if (!is_pow2(align)) [[unlikely]]
+                return detail::bad_alignment(name, size, align);
         size += static_cast<std::size_t>(size == 0);
         if (s == side::bottom) {
             std::byte* p = detail::bump_block(low_, high_, size, align);
@@ -106,9 +106,8 @@ class double_ended_allocator {
         const int i = index(s);
         m.pos = s == side::bottom ? low_ : high_;
         m.live = total_[i] - base_[i];
-#if RTMEM_CHECKS
+        m.taken = total_[i];
         m.owner = owner_ * 2 + static_cast<std::uint32_t>(i);
-#endif
         return m;
     }
     [[nodiscard]] marker_type marker() const noexcept {
@@ -116,21 +115,24 @@ class double_ended_allocator {
     }
 
     /// Frees the blocks of side s allocated after m. A marker of the other side, of another
-    /// allocator, or beyond the current position is a stale_marker violation and is ignored.
+    /// allocator, or whose position was rewound past since it was taken (even if the side has
+    /// grown back over it) is a stale_marker violation and is ignored.
     void rewind(side_marker m, side s) noexcept {
         const int i = index(s);
-#if RTMEM_CHECKS
-        const bool bad = s == side::bottom ? (m.pos < buf_.begin() || m.pos > low_)
-                                           : (m.pos > buf_.end() || m.pos < high_);
-        if (bad || m.owner != owner_ * 2 + static_cast<std::uint32_t>(i) ||
-            m.live > total_[i] - base_[i]) [[unlikely]] {
-            report_violation(violation_kind::stale_marker, name, m.pos, 0,
-                             "rewind of the %s side to %p: the marker was already rewound past, "
-                             "belongs to the other side, or to another allocator",
-                             s == side::bottom ? "bottom" : "top", static_cast<void*>(m.pos));
-            return;
+        if constexpr (check_level >= 1) {
+            const bool bad = s == side::bottom ? (m.pos < buf_.begin() || m.pos > low_)
+                                               : (m.pos > buf_.end() || m.pos < high_);
+            if (bad || m.owner != owner_ * 2 + static_cast<std::uint32_t>(i) ||
+                m.live > total_[i] - base_[i] || !retreats_[i].intact(depth(m.pos, s), m.taken))
+                [[unlikely]] {
+                report_violation(violation_kind::stale_marker, name, m.pos, 0,
+                                 "rewind of the %s side to %p: the marker was already rewound "
+                                 "past, belongs to the other side, or to another allocator",
+                                 s == side::bottom ? "bottom" : "top", static_cast<void*>(m.pos));
+                return;
+            }
+            retreats_[i].note(depth(m.pos, s), total_[i]);
         }
-#endif
         note_peak();
         if (s == side::bottom) {
             detail::retreat(low_, m.pos);
@@ -149,6 +151,7 @@ class double_ended_allocator {
     void reset(side s) noexcept {
         note_peak();
         const int i = index(s);
+        if constexpr (check_level >= 1) retreats_[i].note(0, total_[i]);
         if (s == side::bottom) {
             detail::retreat(low_, buf_.begin());
         } else {
@@ -221,6 +224,11 @@ class double_ended_allocator {
     static constexpr int index(side s) noexcept {
         return s == side::bottom ? 0 : 1;
     }
+    // Bytes of side s below position p (the side's own notion of height).
+    [[nodiscard]] std::uintptr_t depth(const std::byte* p, side s) const noexcept {
+        return static_cast<std::uintptr_t>(s == side::bottom ? p - buf_.begin()
+                                                             : buf_.end() - p);
+    }
     void note_peak() noexcept {
         const std::size_t u = used(side::bottom) + used(side::top);
         if (u > peak_) peak_ = u;
@@ -240,6 +248,8 @@ class double_ended_allocator {
         }
         peak_ = o.peak_;
         owner_ = o.owner_;
+        retreats_[0] = o.retreats_[0];
+        retreats_[1] = o.retreats_[1];
     }
 
     // The fast path's fields first, so they share a cache line.
@@ -251,6 +261,7 @@ class double_ended_allocator {
     std::size_t side_peak_[2] = {0, 0};
     std::size_t peak_ = 0;
     std::uint32_t owner_ = detail::next_owner_tag();
+    detail::retreat_log retreats_[2];  // per side, with checks on: what makes a marker stale
 };
 
 /// One side of a double_ended_allocator as an allocator with markers, reset and stats, so it can

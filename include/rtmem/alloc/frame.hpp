@@ -42,19 +42,14 @@ class frame_allocator {
         std::size_t size, std::size_t align = default_alignment) noexcept {
         return frames_[current_].allocate(size, align);
     }
-    void deallocate(void* p, std::size_t size, std::size_t align = default_alignment) noexcept {
-#if RTMEM_CHECKS
-        if (p != nullptr && !owns(p)) [[unlikely]]
-            report_violation(
-                violation_kind::foreign_pointer, name, p, size,
-                "deallocate of %p: not a live block of any frame (never allocated here, or already "
-                "rewound or reset)",
-                p);
-#else
-        (void)p;
-        (void)size;
-#endif
-        (void)align;
+    void deallocate([[maybe_unused]] void* p, [[maybe_unused]] std::size_t size,
+                    std::size_t /*align*/ = default_alignment) noexcept {
+        if constexpr (check_level >= 1)
+            if (p != nullptr && !owns(p)) [[unlikely]]
+                report_violation(violation_kind::foreign_pointer, name, p, size,
+                                 "deallocate of %p: not a live block of any frame (never "
+                                 "allocated here, or already rewound or reset)",
+                                 p);
     }
 
     /// Advances to the next frame: its buffer (used N frames ago) is reset and becomes current.

@@ -21,7 +21,7 @@ namespace rtmem {
 struct first_fit {};
 struct best_fit {};
 
-/// Checks (RTMEM_CHECKS >= 1): deallocate reports a pointer outside the buffer or with an
+/// Checks (check level >= 1): deallocate reports a pointer outside the buffer or with an
 /// impossible header (foreign_pointer), a pointer inside a free block (double_free, found by the
 /// address-ordered walk deallocate does anyway), and a size larger than the block
 /// (size_mismatch). Free memory is poisoned for ASan beyond each free node's two words.
@@ -86,26 +86,25 @@ class free_list_allocator {
         (void)align;
         if (p == nullptr) return;
         auto* user = static_cast<std::byte*>(p);
-        constexpr bool checked = check_level >= 1;
-        if (checked &&
+        if (check_level >= 1 &&
             (user < begin_ + sizeof(header) || user >= end_ || !is_aligned(p, alignof(node))))
             return misuse(violation_kind::foreign_pointer, p, size, "not a block of this heap");
         // Find the free neighbours around p: the walk the insertion needs anyway.
         node* prev = nullptr;
         node* next = head_;
         while (next != nullptr && as_bytes(next) < user) prev = next, next = next->next;
-        if (checked && prev != nullptr && as_bytes(prev) + prev->size > user - sizeof(header))
+        if (check_level >= 1 && prev != nullptr && as_bytes(prev) + prev->size > user - sizeof(header))
             return misuse(violation_kind::double_free, p, size, "the block is already free");
         const header h = *(reinterpret_cast<header*>(p) - 1);
         std::byte* start = user - sizeof(header) - h.padding;
-        if (checked &&
+        if (check_level >= 1 &&
             (h.padding >= h.size || start < begin_ ||
              h.size > static_cast<std::size_t>(end_ - start) || h.size % alignof(node) != 0 ||
              (prev != nullptr && start < as_bytes(prev) + prev->size) ||
              (next != nullptr && start + h.size > as_bytes(next))))
             return misuse(violation_kind::foreign_pointer, p, size,
                           "not the start of a live block");
-        if (checked && size > h.size - h.padding - sizeof(header))
+        if (check_level >= 1 && size > h.size - h.padding - sizeof(header))
             return misuse(violation_kind::size_mismatch, p, size, "larger than the block");
         used_ -= h.size;
         requested_ -= size < requested_ ? size : requested_;

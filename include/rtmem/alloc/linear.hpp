@@ -10,6 +10,7 @@
 #include "rtmem/core/allocator.hpp"
 #include "rtmem/detail/bump.hpp"
 #include "rtmem/detail/owned_buffer.hpp"
+#include "rtmem/detail/retreat_log.hpp"
 #include "rtmem/detail/sanitizer.hpp"
 
 namespace rtmem {
@@ -23,13 +24,13 @@ class linear_allocator {
     static constexpr std::string_view name = "linear_allocator";
 
     /// Position of the top, to rewind() to. Markers are only valid for the allocator that made
-    /// them and only while the top has not been rewound below them.
+    /// them and only while the top has not been rewound below them. (The same layout at every
+    /// check level; `taken` and `owner` are only tested with checks on.)
     struct marker_type {
         std::byte* top = nullptr;
         std::size_t live = 0;
-#if RTMEM_CHECKS
+        std::uint64_t taken = 0;  // allocations before the marker
         std::uint32_t owner = 0;
-#endif
     };
 
     /// Over caller memory; the caller keeps it alive longer than the allocator.
@@ -63,10 +64,9 @@ class linear_allocator {
 
     [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
         std::size_t size, std::size_t align = default_alignment) noexcept {
-#if RTMEM_CHECKS
-        if (!is_pow2(align)) [[unlikely]]
-            return detail::bad_alignment(name, size, align);
-#endif
+        if constexpr (check_level >= 1)
+            if (!is_pow2(align)) [[unlikely]]
+                return detail::bad_alignment(name, size, align);
         size += static_cast<std::size_t>(size == 0);  // a unique pointer for size 0
         std::byte* p = detail::bump_block(top_, buf_.end(), size, align);
         if (p != nullptr) [[likely]]
@@ -87,22 +87,24 @@ class linear_allocator {
         marker_type m;
         m.top = top_;
         m.live = total_ - base_;
-#if RTMEM_CHECKS
+        m.taken = total_;
         m.owner = owner_;
-#endif
         return m;
     }
 
-    /// Frees every block allocated after m was taken. A marker above the current top (already
-    /// rewound past) or from another allocator is a stale_marker violation and is ignored.
+    /// Frees every block allocated after m was taken. A marker from another allocator, or one
+    /// whose position was rewound past since it was taken (even if the top has grown back above
+    /// it), is a stale_marker violation and is ignored.
     void rewind(marker_type m) noexcept {
-#if RTMEM_CHECKS
-        if (m.owner != owner_ || m.top < buf_.begin() || m.top > top_ || m.live > total_ - base_)
-            [[unlikely]] {
-            stale(m.top);
-            return;
+        if constexpr (check_level >= 1) {
+            if (m.owner != owner_ || m.top < buf_.begin() || m.top > top_ ||
+                m.live > total_ - base_ ||
+                !retreats_.intact(reinterpret_cast<std::uintptr_t>(m.top), m.taken)) [[unlikely]] {
+                stale(m.top);
+                return;
+            }
+            retreats_.note(reinterpret_cast<std::uintptr_t>(m.top), total_);
         }
-#endif
         note_peak();
         detail::retreat(top_, m.top);
         base_ = total_ - m.live;
@@ -110,6 +112,8 @@ class linear_allocator {
 
     /// Frees every block.
     void reset() noexcept {
+        if constexpr (check_level >= 1)
+            retreats_.note(reinterpret_cast<std::uintptr_t>(buf_.begin()), total_);
         note_peak();
         detail::retreat(top_, buf_.begin());
         base_ = total_;
@@ -164,10 +168,11 @@ class linear_allocator {
         total_ = o.total_;
         peak_ = o.peak_;
         owner_ = o.owner_;
+        retreats_ = o.retreats_;
     }
     RTMEM_NOINLINE void stale(const std::byte* at) const noexcept {
         report_violation(violation_kind::stale_marker, name, at, 0,
-                         "rewind to %p: the marker is above the top %p (already rewound past) or "
+                         "rewind to %p: the marker was already rewound past (top now %p) or "
                          "belongs to another allocator",
                          static_cast<const void*>(at), static_cast<const void*>(top_));
     }
@@ -179,6 +184,7 @@ class linear_allocator {
     std::size_t base_ = 0;  // total_ when the current blocks began (live = total_ - base_)
     std::size_t peak_ = 0;  // high-water of used(), updated whenever used() drops
     std::uint32_t owner_ = detail::next_owner_tag();
+    detail::retreat_log retreats_;  // with checks on: what makes a marker stale
 };
 
 /// Rewinds an allocator to the marker taken at construction when the scope ends.

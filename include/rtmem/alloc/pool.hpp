@@ -19,9 +19,10 @@ namespace rtmem {
 /// Fixed-size block allocator. Every block is `block_size()` bytes at `block_align()`; a free
 /// block stores the next free block in its first word, so there is no per-block overhead.
 ///
-/// Checks (RTMEM_CHECKS >= 1): each chunk keeps a free bit map (one bit per block) so a double
+/// Checks (check level >= 1): each chunk keeps a free bit map (one bit per block) so a double
 /// free and a pointer that is not a block start are reported (double_free, foreign_pointer)
-/// and ignored; freed blocks are filled with 0xDD after the link word and poisoned for ASan.
+/// and ignored; freed blocks are filled with 0xDD after the link word. Under ASan, at every
+/// level, a free block is poisoned whole, link word included, so a use after free is caught.
 /// Requests bigger or more aligned than the block return nullptr and report bad_size /
 /// bad_alignment. With checks off the bit map does not exist and deallocate is a bare push.
 template <class Upstream = malloc_allocator>
@@ -36,7 +37,7 @@ class pool_allocator {
                    std::size_t block_align = default_alignment) noexcept
         : pool_allocator(block_size, block_align, 0, nullptr) {
         if (!valid_) return;
-        if (auto* c = detail::pool_chunk::carve(buffer, stride_, block_align_, checked)) {
+        if (auto* c = detail::pool_chunk::carve(buffer, stride_, block_align_, check_level >= 1)) {
             adopt(c);
         }
     }
@@ -71,21 +72,23 @@ class pool_allocator {
         void* p = head_;
         if (p == nullptr) [[unlikely]]
             return carve_block();
+        detail::asan_unpoison(p, stride_);
         head_ = *static_cast<void**>(p);
         ++total_;  // one counter per operation: live = total - freed
-        if constexpr (checked) on_allocate(p);
+        if constexpr (check_level >= 1) on_allocate(p);
         return p;
     }
 
     /// The typed fast path: gives a block back (a push). p must not be null (deallocate()
     /// accepts null); with checks on, null is ignored.
     RTMEM_ALWAYS_INLINE void deallocate_block(void* p) noexcept {
-        if constexpr (checked) {
+        if constexpr (check_level >= 1) {
             if (!on_deallocate(p)) return;
         }
         ++freed_;
         *static_cast<void**>(p) = head_;
         head_ = p;
+        detail::asan_poison(p, stride_);
     }
 
     [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
@@ -97,7 +100,7 @@ class pool_allocator {
 
     RTMEM_ALWAYS_INLINE void deallocate(void* p, std::size_t size,
                                         std::size_t align = default_alignment) noexcept {
-        if constexpr (checked) {
+        if constexpr (check_level >= 1) {
             if (p != nullptr && (size > block_size_ || align > block_align_)) [[unlikely]] {
                 report_violation(violation_kind::size_mismatch, name, p, size,
                                  "deallocate(%p, %zu, %zu) but blocks are %zu bytes at %zu", p,
@@ -155,7 +158,6 @@ class pool_allocator {
     [[nodiscard]] std::size_t live_count() const noexcept { return total_ - freed_; }
 
   private:
-    static constexpr bool checked = RTMEM_CHECKS >= 1;
     static constexpr unsigned table_align_log2 = 12;  // fits() looks alignments <= 4 KiB up
 
     pool_allocator(std::size_t block_size, std::size_t block_align, std::size_t per_chunk,
@@ -199,7 +201,7 @@ class pool_allocator {
         detail::unpoison(p, stride_);
         ++carved_;
         ++total_;
-        if constexpr (checked) on_allocate(p);
+        if constexpr (check_level >= 1) on_allocate(p);
         return p;
     }
 
@@ -208,13 +210,13 @@ class pool_allocator {
         if (index_.size == index_.capacity && !grow_index()) return false;
         std::size_t bytes = 0;
         if (!checked_mul(stride_, per_chunk_, bytes) ||
-            !checked_add(bytes, detail::pool_chunk::overhead(per_chunk_, checked) + block_align_,
+            !checked_add(bytes, detail::pool_chunk::overhead(per_chunk_, check_level >= 1) + block_align_,
                          bytes))
             return false;
         auto* mem =
             static_cast<std::byte*>(upstream_->allocate(bytes, alignof(detail::pool_chunk)));
         if (mem == nullptr) return false;
-        auto* c = detail::pool_chunk::carve({mem, bytes}, stride_, block_align_, checked);
+        auto* c = detail::pool_chunk::carve({mem, bytes}, stride_, block_align_, check_level >= 1);
         if (c == nullptr) {
             upstream_->deallocate(mem, bytes, alignof(detail::pool_chunk));
             return false;
@@ -356,10 +358,10 @@ pool_allocator(std::span<std::byte>, std::size_t)->pool_allocator<>;
 template <class Upstream>
 bool pool_allocator<Upstream>::check() const noexcept {
     std::size_t free_count = 0;
-    for (void* p = head_; p != nullptr; p = *static_cast<void**>(p)) {
+    for (void* p = head_; p != nullptr; p = detail::read_free_word(static_cast<void**>(p))) {
         auto r = find_block(p);
         bool ok = r.chunk != nullptr && r.index < r.chunk->carved && free_count < carved_;
-        if constexpr (checked) ok = ok && r.chunk->is_free(r.index);
+        if constexpr (check_level >= 1) ok = ok && r.chunk->is_free(r.index);
         if (!ok) {
             report_violation(violation_kind::corrupted, name, p, block_size_,
                              "free list node %p is not a free block of this pool (after %zu)", p,

@@ -10,26 +10,28 @@
 #include "rtmem/core/allocator.hpp"
 #include "rtmem/detail/bump.hpp"
 #include "rtmem/detail/owned_buffer.hpp"
+#include "rtmem/detail/retreat_log.hpp"
 #include "rtmem/detail/sanitizer.hpp"
 
 namespace rtmem {
 
 /// Bump allocator with LIFO deallocate: only the most recent live block may be freed.
-/// With checks on (RTMEM_CHECKS >= 1) each block carries a 16-byte header {previous top, size},
+/// With checks on (check level >= 1) each block carries a 16-byte header {previous top, size},
 /// so an out-of-order free is reported as lifo_order, a wrong size as size_mismatch, and the
 /// top comes back exactly (padding included). With checks off there is no header and
 /// deallocate is a single pointer store (top = p) plus counters; the alignment padding in
-/// front of a freed block then stays in use until the block below it is freed.
+/// front of a freed block then stays in use until the block below it is freed, and when the
+/// last live block goes the top returns to the start, so an emptied allocator is as new.
 class stack_allocator {
   public:
     static constexpr std::string_view name = "stack_allocator";
 
+    /// The same layout at every check level; `taken` and `owner` are only tested with checks on.
     struct marker_type {
         std::byte* top = nullptr;
         std::size_t live = 0;
-#if RTMEM_CHECKS
+        std::uint64_t taken = 0;  // allocations before the marker
         std::uint32_t owner = 0;
-#endif
     };
 
     explicit stack_allocator(std::span<std::byte> buffer) noexcept : buf_(buffer) {
@@ -58,23 +60,24 @@ class stack_allocator {
     [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
         std::size_t size, std::size_t align = default_alignment) noexcept {
         size += static_cast<std::size_t>(size == 0);
-#if RTMEM_CHECKS
-        if (!is_pow2(align)) [[unlikely]]
-            return detail::bad_alignment(name, size, align);
-        std::byte* p = header_bytes <= remaining()
-                           ? detail::bump(top_ + header_bytes, buf_.end(), size, align)
-                           : nullptr;
-        if (p == nullptr) [[unlikely]]
-            return nullptr;
-        const header h{used(), size};
-        detail::unpoison(p - header_bytes, header_bytes + size);
-        std::memcpy(p - header_bytes, &h, sizeof h);
-#else
-        std::byte* p = detail::bump(top_, buf_.end(), size, align);
-        if (p == nullptr) [[unlikely]]
-            return nullptr;
-        detail::unpoison(p, size);
-#endif
+        std::byte* p;
+        if constexpr (check_level >= 1) {
+            if (!is_pow2(align)) [[unlikely]]
+                return detail::bad_alignment(name, size, align);
+            p = header_bytes <= remaining()
+                    ? detail::bump(top_ + header_bytes, buf_.end(), size, align)
+                    : nullptr;
+            if (p == nullptr) [[unlikely]]
+                return nullptr;
+            const header h{used(), size};
+            detail::unpoison(p - header_bytes, header_bytes + size);
+            std::memcpy(p - header_bytes, &h, sizeof h);
+        } else {
+            p = detail::bump(top_, buf_.end(), size, align);
+            if (p == nullptr) [[unlikely]]
+                return nullptr;
+            detail::unpoison(p, size);
+        }
         top_ = p + size;
         ++live_;
         ++total_;
@@ -88,24 +91,28 @@ class stack_allocator {
         if (p == nullptr) return;
         auto* b = static_cast<std::byte*>(p);
         if (top_ > high_) high_ = top_;
-#if RTMEM_CHECKS
-        size += static_cast<std::size_t>(size == 0);
-        std::byte* const begin = buf_.begin();
-        if (b < begin + header_bytes || b >= top_) [[unlikely]]
-            return bad_free(b, size);
-        header h;
-        std::memcpy(&h, b - header_bytes, sizeof h);
-        if (b + h.size != top_ || h.previous > static_cast<std::size_t>(b - begin)) [[unlikely]]
-            return bad_free(b, size);
-        if (h.size != size) [[unlikely]]
-            return report_violation(violation_kind::size_mismatch, name, p, size,
-                                    "deallocate of %p with size %zu, allocated with %zu", p, size,
-                                    h.size);
-        detail::retreat(top_, begin + h.previous);
-#else
-        (void)size;
-        detail::retreat(top_, b);
-#endif
+        if constexpr (check_level >= 1) {
+            size += static_cast<std::size_t>(size == 0);
+            std::byte* const begin = buf_.begin();
+            if (b < begin + header_bytes || b >= top_) [[unlikely]]
+                return bad_free(b, size);
+            header h;
+            std::memcpy(&h, b - header_bytes, sizeof h);
+            if (b + h.size != top_ || h.previous > static_cast<std::size_t>(b - begin))
+                [[unlikely]]
+                return bad_free(b, size);
+            if (h.size != size) [[unlikely]]
+                return report_violation(violation_kind::size_mismatch, name, p, size,
+                                        "deallocate of %p with size %zu, allocated with %zu", p,
+                                        size, h.size);
+            retreats_.note(reinterpret_cast<std::uintptr_t>(begin + h.previous), total_);
+            detail::retreat(top_, begin + h.previous);
+        } else {
+            (void)size;
+            // The last block out takes the padding in front of it along (headers do that with
+            // checks on), so an emptied allocator is exactly as new.
+            detail::retreat(top_, live_ == 1 ? buf_.begin() : b);
+        }
         --live_;
     }
 
@@ -113,31 +120,34 @@ class stack_allocator {
         marker_type m;
         m.top = top_;
         m.live = live_;
-#if RTMEM_CHECKS
+        m.taken = total_;
         m.owner = owner_;
-#endif
         return m;
     }
 
-    /// Frees every block allocated after m. A marker above the top or from another allocator is
-    /// a stale_marker violation and is ignored.
+    /// Frees every block allocated after m. A marker from another allocator, or one whose
+    /// position was freed or rewound past since it was taken (even if the top has grown back
+    /// above it), is a stale_marker violation and is ignored.
     void rewind(marker_type m) noexcept {
-#if RTMEM_CHECKS
-        if (m.owner != owner_ || m.top < buf_.begin() || m.top > top_ || m.live > live_)
-            [[unlikely]] {
-            report_violation(violation_kind::stale_marker, name, m.top, 0,
-                             "rewind to %p: the marker is above the top %p (its blocks were "
-                             "already freed) or belongs to another allocator",
-                             static_cast<void*>(m.top), static_cast<void*>(top_));
-            return;
+        if constexpr (check_level >= 1) {
+            if (m.owner != owner_ || m.top < buf_.begin() || m.top > top_ || m.live > live_ ||
+                !retreats_.intact(reinterpret_cast<std::uintptr_t>(m.top), m.taken)) [[unlikely]] {
+                report_violation(violation_kind::stale_marker, name, m.top, 0,
+                                 "rewind to %p: the marker's blocks were already freed or "
+                                 "rewound (top now %p) or it belongs to another allocator",
+                                 static_cast<void*>(m.top), static_cast<void*>(top_));
+                return;
+            }
+            retreats_.note(reinterpret_cast<std::uintptr_t>(m.top), total_);
         }
-#endif
         if (top_ > high_) high_ = top_;
         detail::retreat(top_, m.top);
         live_ = m.live;
     }
 
     void reset() noexcept {
+        if constexpr (check_level >= 1)
+            retreats_.note(reinterpret_cast<std::uintptr_t>(buf_.begin()), total_);
         if (top_ > high_) high_ = top_;
         detail::retreat(top_, buf_.begin());
         live_ = 0;
@@ -193,6 +203,7 @@ class stack_allocator {
         live_ = o.live_;
         total_ = o.total_;
         owner_ = o.owner_;
+        retreats_ = o.retreats_;
     }
     RTMEM_NOINLINE void bad_free(const std::byte* b, std::size_t size) const noexcept {
         if (b >= top_ && b < buf_.end())
@@ -217,6 +228,7 @@ class stack_allocator {
     std::size_t total_ = 0;
     detail::owned_buffer buf_;
     std::uint32_t owner_ = detail::next_owner_tag();
+    detail::retreat_log retreats_;  // with checks on: what makes a marker stale
 };
 
 }  // namespace rtmem

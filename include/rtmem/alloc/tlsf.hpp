@@ -27,7 +27,7 @@ namespace rtmem {
 /// the lists cannot serve a request, the cache is flushed into them (O(bins x depth)) and the
 /// request retried, so the cache never makes an allocation fail.
 ///
-/// Checks (RTMEM_CHECKS >= 1), all O(pools): a pointer outside every pool or not a block start
+/// Checks (check level >= 1), all O(pools): a pointer outside every pool or not a block start
 /// (foreign_pointer), a block already free or parked (double_free), a size larger than the block
 /// (size_mismatch). Freed memory is poisoned for ASan (all but the header words).
 class tlsf_allocator {

@@ -145,7 +145,7 @@ class handle_heap {
 
     /// Frees a block. A stale or empty handle is a stale_handle violation and changes nothing.
     void free(handle h) noexcept {
-        const std::uint32_t i = checked(h, "free");
+        const std::uint32_t i = index_of(h, "free");
         if (i == nil) return;
         entry& e = entries_[i];
         const std::uint32_t next = e.next;
@@ -162,7 +162,7 @@ class handle_heap {
     /// The block's current address (until the next defragment step), or nullptr with a
     /// stale_handle violation when the handle was freed.
     [[nodiscard]] void* resolve(handle h) const noexcept {
-        const std::uint32_t i = checked(h, "resolve");
+        const std::uint32_t i = index_of(h, "resolve");
         return i == nil ? nullptr : base_ + entries_[i].offset;
     }
     template <class T>
@@ -175,19 +175,19 @@ class handle_heap {
                entries_[h.index].generation == h.generation;
     }
     [[nodiscard]] std::size_t size_of(handle h) const noexcept {
-        const std::uint32_t i = checked(h, "size_of");
+        const std::uint32_t i = index_of(h, "size_of");
         return i == nil ? 0 : entries_[i].size;
     }
 
     /// Keeps the block in place (pins nest) and returns its address, stable until unpinned.
     void* pin(handle h) noexcept {
-        const std::uint32_t i = checked(h, "pin");
+        const std::uint32_t i = index_of(h, "pin");
         if (i == nil) return nullptr;
         ++entries_[i].pins;
         return base_ + entries_[i].offset;
     }
     void unpin(handle h) noexcept {
-        const std::uint32_t i = checked(h, "unpin");
+        const std::uint32_t i = index_of(h, "unpin");
         if (i == nil) return;
         entry& e = entries_[i];
         if (e.pins == 0) [[unlikely]] {
@@ -228,9 +228,8 @@ class handle_heap {
         }
         cursor_ = nil;
         r.complete = true;
-#if RTMEM_CHECKS >= 2
-        (void)check();  // expensive walk: only at the highest check level
-#endif
+        if constexpr (check_level >= 2)
+            (void)check();  // expensive walk: only at the highest check level
         return r;
     }
 
@@ -363,7 +362,7 @@ class handle_heap {
     }
 
     /// The entry of a live handle, or nil after a stale_handle violation.
-    std::uint32_t checked(handle h, const char* what) const noexcept {
+    std::uint32_t index_of(handle h, const char* what) const noexcept {
         if (valid(h)) [[likely]]
             return h.index;
         report_violation(violation_kind::stale_handle, name, nullptr, h.index,

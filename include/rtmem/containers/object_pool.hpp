@@ -120,10 +120,11 @@ class object_pool {
     object_pool& operator=(const object_pool&) = delete;
     ~object_pool() { destroy(); }
 
-    /// An object for the caller. A free object already constructed is reused: it leaves the free
-    /// list (on_exit_free_list / on_acquire, receiving args if they accept them). Otherwise a new
-    /// one is constructed in place as T(args...). Empty when the pool is full and fixed (or the
-    /// upstream is exhausted). A reused object keeps its state, so acquire(args...) with
+    /// An object for the caller. A free object already constructed is reused; otherwise a new
+    /// one is constructed in place as T(args...). Either way the object leaves the pool through
+    /// the exit notifiers (on_exit_free_list / on_acquire, receiving args if they accept them;
+    /// a fresh object then gets args both in its constructor and in the notifier). Empty when
+    /// the pool is full and fixed (or the upstream is exhausted). A reused object keeps its state, so acquire(args...) with
     /// arguments requires a notifier that takes them: arguments are never silently dropped.
     template <class... Args>
     [[nodiscard]] pooled_ptr<T> acquire(Args&&... args) {
@@ -141,11 +142,24 @@ class object_pool {
             notify_exit(c, *owned, std::forward<Args>(args)...);
             return owned;
         }
-        header* h = construct_fresh(std::forward<Args>(args)...);
-        if (h == nullptr) return {};
-        ++h->generation;
-        ++c.live;
-        return pooled_ptr<T>::adopt(layout::object(h));
+        // A fresh object leaves the pool too: the exit notifiers run for it as for a reused one.
+        if constexpr (sizeof...(Args) > 0 && takes_arguments<Args...>) {
+            header* h = construct_fresh(args...);  // lvalues: the notifier receives them next
+            if (h == nullptr) return {};
+            ++h->generation;
+            ++c.live;
+            auto owned = pooled_ptr<T>::adopt(layout::object(h));
+            notify_exit(c, *owned, std::forward<Args>(args)...);
+            return owned;
+        } else {
+            header* h = construct_fresh(std::forward<Args>(args)...);
+            if (h == nullptr) return {};
+            ++h->generation;
+            ++c.live;
+            auto owned = pooled_ptr<T>::adopt(layout::object(h));
+            notify_exit(c, *owned);  // the argument-free notifiers (args went to T's constructor)
+            return owned;
+        }
     }
 
     /// Constructs up to `count` objects ahead of time (T(args...)) and puts them in the free
@@ -283,7 +297,7 @@ class object_pool {
         }
         if constexpr (use_functions && std::invocable<OnAcquire&, T&, Args...>) {
             c.on_acquire(obj, std::forward<Args>(args)...);
-        } else if constexpr (use_functions) {
+        } else if constexpr (use_functions && std::invocable<OnAcquire&, T&>) {
             c.on_acquire(obj);
         }
     }

@@ -441,14 +441,14 @@ class soa_vector {
     }
 
     void check_index([[maybe_unused]] std::size_t i) const noexcept {
-#if RTMEM_CHECKS >= 1
-        if (i >= size_) [[unlikely]] {
-            // No row exists to hand back: report, then stop rather than touch foreign memory.
-            report_violation(violation_kind::bad_argument, name, nullptr, i,
-                             "row %zu out of range (size %zu)", i, size_);
-            std::abort();
+        if constexpr (check_level >= 1) {
+            if (i >= size_) [[unlikely]] {
+                // No row exists to hand back: report, then stop rather than touch foreign memory.
+                report_violation(violation_kind::bad_argument, name, nullptr, i,
+                                 "row %zu out of range (size %zu)", i, size_);
+                std::abort();
+            }
         }
-#endif
     }
 
     bool valid_index(std::size_t i, const char* what) const noexcept {

@@ -58,9 +58,11 @@ class guarded {
     guarded& operator=(const guarded&) = delete;
 
     /// Checks every live block's fences and the quarantine, then returns quarantined blocks.
+    /// (A problem already reported is not reported again.)
     ~guarded() {
-        (void)check();
-        while (q_head_ != nullptr) evict_oldest();
+        const auto here = rtmem::source_location::current();
+        (void)check(here);
+        while (q_head_ != nullptr) evict_oldest(here);
     }
 
     [[nodiscard]] void* allocate(
@@ -93,6 +95,7 @@ class guarded {
         h->allocated_at = where;
         h->freed_at = where;
         h->state = live_state;
+        h->reported = 0;
         h->prev = nullptr;
         h->next = live_;
         if (live_ != nullptr) live_->prev = h;
@@ -140,23 +143,26 @@ class guarded {
         else
             q_head_ = h;
         q_tail_ = h;
-        if (++q_count_ > quarantine_max_) evict_oldest();
+        if (++q_count_ > quarantine_max_) evict_oldest(where);
     }
 
     /// Verifies every live block (header and fences) and every quarantined block (still filled
-    /// with 0xDD); reports each problem. True when all is intact.
-    [[nodiscard]] bool check() const noexcept {
+    /// with 0xDD); reports each problem once (a later check, free or the destructor does not
+    /// repeat it), naming `where` (the caller) as where it was found. True when all is intact.
+    [[nodiscard]] bool check(
+        rtmem::source_location where = rtmem::source_location::current()) const noexcept {
         bool ok = true;
         for (const header* h = live_; h != nullptr; h = h->next) {
             if (!sealed(h)) {
-                report_block(violation_kind::corrupted, h, h->allocated_at,
+                report_block(violation_kind::corrupted, h, where,
                              "guard header of a live block overwritten");
                 ok = false;
                 continue;
             }
-            ok = fences_intact(h, h->allocated_at) && ok;
+            ok = fences_intact(h, where) && ok;
         }
-        for (const header* h = q_head_; h != nullptr; h = h->next) ok = free_fill_intact(h) && ok;
+        for (const header* h = q_head_; h != nullptr; h = h->next)
+            ok = free_fill_intact(h, where) && ok;
         return ok;
     }
 
@@ -178,6 +184,7 @@ class guarded {
         rtmem::source_location freed_at;
         std::uint64_t checksum;
         std::uint32_t state;
+        std::uint32_t reported;  // 1 + the violation_kind last reported for this block (0: none)
     };
 
     static constexpr std::size_t block_align(std::size_t align) noexcept {
@@ -231,15 +238,15 @@ class guarded {
         return true;
     }
 
-    bool free_fill_intact(const header* h) const noexcept {
+    bool free_fill_intact(const header* h, const rtmem::source_location& where) const noexcept {
         const std::byte* user = user_of(h);
         for (std::size_t i = 0; i < h->size; ++i)
             if (user[i] != guard_pattern::freed) {
-                report_block(violation_kind::corrupted, h, h->freed_at,
-                             "write after free at offset %zu", i);
+                report_block(violation_kind::corrupted, h, where, "write after free at offset %zu",
+                             i);
                 return false;
             }
-        return fences_intact(h, h->freed_at);
+        return fences_intact(h, where);
     }
 
     void unlink(header* h) noexcept {
@@ -250,7 +257,7 @@ class guarded {
         if (h->next != nullptr) h->next->prev = h->prev;
     }
 
-    void evict_oldest() noexcept {
+    void evict_oldest(const rtmem::source_location& where) noexcept {
         header* h = q_head_;
         q_head_ = h->next;
         if (q_head_ == nullptr)
@@ -258,7 +265,7 @@ class guarded {
         else
             q_head_->prev = nullptr;
         --q_count_;
-        (void)free_fill_intact(h);
+        (void)free_fill_intact(h, where);
         const std::size_t front = front_of(h), total = total_bytes(h), align = h->align;
         std::byte* base = user_of(h) - front;
         std::memset(static_cast<void*>(h), 0,
@@ -276,6 +283,11 @@ class guarded {
     template <class... Args>
     void report_block(violation_kind kind, const header* h, const rtmem::source_location& where,
                       const char* fmt, Args... args) const noexcept {
+        // Once per block and kind: the same damage seen again by a later check, the free or the
+        // destructor is the same problem. (The header is the allocator's own memory.)
+        const auto tag = static_cast<std::uint32_t>(kind) + 1;
+        if (h->reported == tag) return;
+        const_cast<header*>(h)->reported = tag;
         char what[160];
         if constexpr (sizeof...(Args) == 0) {
             std::snprintf(what, sizeof what, "%s", fmt);

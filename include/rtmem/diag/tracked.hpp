@@ -132,6 +132,7 @@ class tracked {
         h->tag = t.id();
         h->magic = live_magic;
         link(h);
+        note_peaks(t);
         t_->calls.local().allocations[t.id()].fetch_add(1, std::memory_order_relaxed);
         add_held(total);
         return user;
@@ -272,7 +273,8 @@ class tracked {
         }
     }
 
-    // Adds size to t and every ancestor, checking budgets; undoes everything when denied.
+    // Adds size to t and every ancestor's live bytes, checking budgets; undoes everything when
+    // denied. Peaks are raised by note_peaks() once the block exists.
     bool charge(rtmem::tag t, std::size_t size, const rtmem::source_location& where) noexcept {
         t_->bytes[t.id()]->self_live.fetch_add(size, std::memory_order_relaxed);
         for (rtmem::tag a = t;; a = a.parent()) {
@@ -289,8 +291,17 @@ class tracked {
                     return false;
                 }
             }
-            raise_peak(b.peak, live);
             if (a.is_root()) return true;
+        }
+    }
+
+    // After the upstream granted a charged request: only then does it count in the peaks, so
+    // a request denied by a budget or by the upstream leaves every peak as it was.
+    void note_peaks(rtmem::tag t) noexcept {
+        for (rtmem::tag a = t;; a = a.parent()) {
+            auto& b = *t_->bytes[a.id()];
+            raise_peak(b.peak, b.live.load(std::memory_order_relaxed));
+            if (a.is_root()) return;
         }
     }
 

@@ -1,0 +1,113 @@
+// What each check level guarantees, compiled once per level against the library built at that
+// level (tests/levels/CMakeLists.txt): the empty state after LIFO frees, stale markers (level
+// >= 1), and ASan poisoning of pool blocks, link word included (every level, ASan builds only).
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstring>
+#include <vector>
+
+#include "rtmem/alloc/arena.hpp"
+#include "rtmem/alloc/linear.hpp"
+#include "rtmem/alloc/pool.hpp"
+#include "rtmem/alloc/stack.hpp"
+#include "rtmem/alloc/tlsf.hpp"
+#include "rtmem/detail/sanitizer.hpp"
+#include "rtmem/diag/tracked.hpp"
+#include "violation_recorder.hpp"
+
+namespace {
+using rtmem::violation_kind;
+using rtmem::testing::violation_recorder;
+
+TEST(Levels, TheLibraryHasThisLevel) {
+    // Linking at all proves it (config.hpp's link-time symbol); the constant says which level.
+    EXPECT_EQ(rtmem::check_level, RTMEM_CHECKS);
+}
+
+TEST(Levels, StackIsAsNewAfterLifoFrees) {
+    rtmem::stack_allocator a{4096};
+    const std::size_t aligns[] = {64, 8, 32, 1, 128, 16};
+    std::vector<void*> blocks;
+    for (std::size_t i = 0; i < std::size(aligns); ++i) blocks.push_back(a.allocate(24, aligns[i]));
+    for (std::size_t i = blocks.size(); i-- > 0;) a.deallocate(blocks[i], 24, aligns[i]);
+    EXPECT_EQ(a.stats().used, 0u);
+    EXPECT_EQ(a.remaining(), a.capacity());
+    EXPECT_EQ(a.allocate(24, 64), blocks.front());
+}
+
+TEST(Levels, StaleMarkerBelowTheTop) {
+    if (rtmem::check_level == 0) GTEST_SKIP() << "level 0 checks no markers";
+    violation_recorder rec;
+    rtmem::linear_allocator lin{4096};
+    rtmem::arena ar{4096};
+    const auto l1 = lin.marker();
+    const auto a1 = ar.marker();
+    (void)lin.allocate(64, 8);
+    (void)ar.allocate(64, 8);
+    const auto l2 = lin.marker();
+    const auto a2 = ar.marker();
+    lin.rewind(l1);
+    ar.rewind(a1);
+    (void)lin.allocate(200, 8);
+    (void)ar.allocate(200, 8);
+    lin.rewind(l2);
+    ar.rewind(a2);
+    EXPECT_EQ(rec.count(violation_kind::stale_marker), 2u);
+    EXPECT_EQ(lin.used(), 200u);
+}
+
+TEST(Levels, LegalUseRaisesNoSanitizerReport) {
+    std::vector<std::byte> heap(1 << 20);
+    rtmem::tlsf_allocator t{heap};
+    auto* p = static_cast<std::byte*>(t.allocate(4096, 64));
+    ASSERT_NE(p, nullptr);
+    std::memset(p, 1, 4096);
+    rtmem::tracked<rtmem::tlsf_allocator> tr{t};
+    auto* q = static_cast<std::byte*>(tr.allocate(100, 16));
+    ASSERT_NE(q, nullptr);
+    std::memset(q, 2, 100);
+    tr.deallocate(q, 100, 16);
+    t.deallocate(p, 4096, 64);
+}
+
+#ifdef RTMEM_HAS_ASAN
+TEST(LevelsDeathTest, PoolUseAfterFreeIsCaughtByAsan) {
+    EXPECT_DEATH(
+        {
+            rtmem::pool_allocator<> pool{64, 16, 8};
+            auto* p = static_cast<volatile unsigned char*>(pool.allocate_block());
+            (void)pool.allocate_block();
+            pool.deallocate_block(const_cast<unsigned char*>(p));
+            p[20] = 1;
+        },
+        "use-after-poison");
+}
+
+TEST(LevelsDeathTest, PoolLinkWordReadIsCaughtByAsan) {
+    EXPECT_DEATH(
+        {
+            rtmem::pool_allocator<> pool{64, 16, 8};
+            auto* p = static_cast<void* volatile*>(pool.allocate_block());
+            (void)pool.allocate_block();
+            pool.deallocate_block(const_cast<void**>(p));
+            void* link = p[0];  // the free list's link word
+            std::printf("%p\n", link);
+        },
+        "use-after-poison");
+}
+
+TEST(Levels, PoolStaysUsableUnderAsan) {
+    rtmem::pool_allocator<> pool{64, 16, 8};
+    std::vector<void*> blocks;
+    for (int round = 0; round < 3; ++round) {
+        for (int i = 0; i < 20; ++i) blocks.push_back(pool.allocate_block());
+        for (void* b : blocks) std::memset(b, 7, 64);
+        for (void* b : blocks) pool.deallocate_block(b);
+        blocks.clear();
+        EXPECT_TRUE(pool.check());
+    }
+}
+#endif
+
+}  // namespace
