@@ -1,10 +1,12 @@
 # Thin wrapper over the CMake presets. Every target installs missing Debian packages first.
 #   make demo    the main job (scripts/demo)        make test   build + run all tests (dev preset)
 #   make bench   benchmark suite and report          make asan / make tsan   sanitizer test runs
+#   make install-check   consumers against an installed Release build (tests/install)
+#   make deb     the Debian package (build/deb)       make deb-check   consumers against it
 JOBS ?= $(shell nproc)
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
 
-.PHONY: setup test demo bench asan tsan release install-check format clean
+.PHONY: setup test demo bench asan tsan release install-check deb deb-check format clean
 
 setup:
 	@scripts/setup
@@ -33,6 +35,19 @@ tsan: setup
 	cmake --preset tsan
 	cmake --build --preset tsan
 	ctest --preset tsan
+
+install-check: setup
+	scripts/install-check
+
+deb: setup
+	cmake -S . -B build/deb -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
+	  -DRTMEM_INSTALL_CHECK_LEVELS="0;1;2" -DRTMEM_BUILD_TESTS=OFF -DRTMEM_BUILD_BENCHMARKS=OFF \
+	  -DRTMEM_BUILD_EXAMPLES=OFF -DRTMEM_WERROR=$${RTMEM_WERROR:-OFF}
+	cmake --build build/deb
+	cd build/deb && cpack -G DEB
+
+deb-check: deb
+	scripts/install-check --deb
 
 format:
 	git ls-files '*.hpp' '*.cpp' '*.h' '*.c' | xargs clang-format -i

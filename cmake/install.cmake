@@ -27,6 +27,9 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/rtmemConfig.cmake
 # pkg-config: rtmem.pc is the default level (rtmem::rtmem), rtmem-checks<N>.pc each level.
 # Cflags are C-clean (C++ users choose -std=c++20 themselves); Libs name the C++ runtime, which
 # the static library needs even when only the C API (rtmem.h) is used.
+# The prefix is relative to the .pc file, so an unpacked package (dpkg -x) works where it lies.
+file(RELATIVE_PATH RTMEM_PC_UP ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
+string(REGEX REPLACE "/$" "" RTMEM_PC_UP "${RTMEM_PC_UP}")
 foreach(level IN LISTS rtmem_check_levels)
   set(RTMEM_PC_LEVEL ${level})
   configure_file(cmake/rtmem.pc.in ${CMAKE_CURRENT_BINARY_DIR}/rtmem-checks${level}.pc @ONLY)

@@ -120,12 +120,15 @@ TEST(Tracked, WithoutACallbackABudgetOverrunIsAViolation) {
     EXPECT_EQ(t.stats(ui).peak_bytes, 0u);
 }
 
+struct refusing_upstream {
+    static constexpr std::string_view name = "refusing";
+    void* allocate(std::size_t, std::size_t) noexcept { return nullptr; }
+    void deallocate(void*, std::size_t, std::size_t) noexcept {}
+};
+
 TEST(Tracked, AnUpstreamFailureNeverCountsInAPeak) {
-    struct refusing {
-        void* allocate(std::size_t, std::size_t) noexcept { return nullptr; }
-        void deallocate(void*, std::size_t, std::size_t) noexcept {}
-    } up;
-    rtmem::tracked<refusing> t{up};
+    refusing_upstream up;
+    rtmem::tracked<refusing_upstream> t{up};
     const rtmem::tag io{"io"};
     EXPECT_EQ(t.allocate(100, 8, io), nullptr);
     EXPECT_EQ(t.stats(io).live_bytes, 0u);

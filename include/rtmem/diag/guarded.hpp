@@ -283,11 +283,14 @@ class guarded {
     template <class... Args>
     void report_block(violation_kind kind, const header* h, const rtmem::source_location& where,
                       const char* fmt, Args... args) const noexcept {
-        // Once per block and kind: the same damage seen again by a later check, the free or the
-        // destructor is the same problem. (The header is the allocator's own memory.)
-        const auto tag = static_cast<std::uint32_t>(kind) + 1;
-        if (h->reported == tag) return;
-        const_cast<header*>(h)->reported = tag;
+        // Damage found by inspection (fences, free fill, header) is reported once per block and
+        // kind: a later check, free, eviction or the destructor sees the same problem. Each
+        // wrong call (double free, size mismatch) is reported. (The header is our own memory.)
+        if (kind == violation_kind::fence_overwritten || kind == violation_kind::corrupted) {
+            const auto tag = static_cast<std::uint32_t>(kind) + 1;
+            if (h->reported == tag) return;
+            const_cast<header*>(h)->reported = tag;
+        }
         char what[160];
         if constexpr (sizeof...(Args) == 0) {
             std::snprintf(what, sizeof what, "%s", fmt);
