@@ -16,5 +16,5 @@ set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libmimalloc2.0, libjemalloc2, libtcmalloc-min
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "Memory management for real-time C++
  Allocators with small, bounded cost, containers, diagnostics and an allocation tracer
  (rtmem record/report/advise/replay/diff). The library is installed at contract check levels
- 0, 1 and 2; find_package(rtmem) gives Debug builds level 1 and others level 0.")
+ 0, 1 and 2; find_package(rtmem) gives Debug builds level 1 and Release builds level 0.")
 include(CPack)

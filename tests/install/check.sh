@@ -45,10 +45,12 @@ expect_level debug 1
 expect_ok debug legal
 expect_caught debug misuse "rtmem: linear_allocator: stale_marker violation: rewind to"
 
-step "Release consumer (level 0)"
+step "Release consumer (level 0), and one without a build type (no NDEBUG: level 1)"
 build release -DCMAKE_BUILD_TYPE=Release
 expect_level release 0
 expect_ok release legal
+build plain
+expect_level plain 1
 
 step "ASan+UBSan consumers, Debug and Release, against the unsanitized library"
 build asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS=${asan[*]}"
