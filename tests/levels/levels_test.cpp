@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -72,29 +73,29 @@ TEST(Levels, LegalUseRaisesNoSanitizerReport) {
 }
 
 #ifdef RTMEM_HAS_ASAN
+void pool_use_after_free() {
+    rtmem::pool_allocator<> pool{64, 16, 8};
+    auto* p = static_cast<volatile unsigned char*>(pool.allocate_block());
+    (void)pool.allocate_block();
+    pool.deallocate_block(const_cast<unsigned char*>(p));
+    p[20] = 1;
+}
+
+void pool_link_read() {
+    rtmem::pool_allocator<> pool{64, 16, 8};
+    auto* p = static_cast<void* volatile*>(pool.allocate_block());
+    (void)pool.allocate_block();
+    pool.deallocate_block(const_cast<void**>(p));
+    void* link = p[0];  // the free list's link word
+    std::printf("%p\n", link);
+}
+
 TEST(LevelsDeathTest, PoolUseAfterFreeIsCaughtByAsan) {
-    EXPECT_DEATH(
-        {
-            rtmem::pool_allocator<> pool{64, 16, 8};
-            auto* p = static_cast<volatile unsigned char*>(pool.allocate_block());
-            (void)pool.allocate_block();
-            pool.deallocate_block(const_cast<unsigned char*>(p));
-            p[20] = 1;
-        },
-        "use-after-poison");
+    EXPECT_DEATH(pool_use_after_free(), "use-after-poison");
 }
 
 TEST(LevelsDeathTest, PoolLinkWordReadIsCaughtByAsan) {
-    EXPECT_DEATH(
-        {
-            rtmem::pool_allocator<> pool{64, 16, 8};
-            auto* p = static_cast<void* volatile*>(pool.allocate_block());
-            (void)pool.allocate_block();
-            pool.deallocate_block(const_cast<void**>(p));
-            void* link = p[0];  // the free list's link word
-            std::printf("%p\n", link);
-        },
-        "use-after-poison");
+    EXPECT_DEATH(pool_link_read(), "use-after-poison");
 }
 
 TEST(Levels, PoolStaysUsableUnderAsan) {
