@@ -39,10 +39,10 @@ growing_stack_allocator::growing_stack_allocator(growing_stack_options options,
 
 growing_stack_allocator::growing_stack_allocator(growing_stack_allocator&& o) noexcept
     : top_(std::exchange(o.top_, nullptr)),
+      live_(std::exchange(o.live_, 0)),
       end_(std::exchange(o.end_, nullptr)),
       begin_(std::exchange(o.begin_, nullptr)),
       first_(std::exchange(o.first_, nullptr)),
-      live_(std::exchange(o.live_, 0)),
       total_(o.total_),
       below_(std::exchange(o.below_, 0)),
       peak_(o.peak_),

@@ -276,6 +276,26 @@ def lecture(rep):
           "its row-major figure includes start-up and page faults); we time only the loops.")
 
 
+def trub_growing_stack(rep):
+    rep.h("## Trub — his stack allocator grows by chunks (8100 B) from malloc")
+    if rep.missing("growing_stack"):
+        return
+    m = lambda n: rep.r.median("growing_stack", n)  # noqa: E731
+    rep.table(["operation", "seed (ns)", "ours (ns per 1000 ops)"],
+              [[v, s, fmt(m(f"trub_growing/{k}/8"))] for v, s, k in (
+                  ("malloc", "80-90", "malloc"), ("stack_allocator (fixed)", "—", "stack"),
+                  ("growing_stack_allocator", "30-40", "growing_stack"))])
+    mal = rep.malloc("growing_stack")
+    rep.seed_rows([
+        (f"{mal} / growing stack, 8 B", "80-90 vs 30-40 ns", 85 / 35,
+         ratio(m("trub_growing/malloc/8"), m("trub_growing/growing_stack/8"))),
+        (f"{mal} / growing stack, 4096 pushed then popped (crosses chunks)", "—", None,
+         ratio(m("trub_growing_deep/malloc/8"), m("trub_growing_deep/growing_stack/8"))),
+        ("growing / fixed stack, 4096 pushed then popped", "—", None,
+         ratio(m("trub_growing_deep/growing_stack/8"), m("trub_growing_deep/stack/8"))),
+    ])
+
+
 def coherent(rep):
     rep.h("## Coherent Labs — temporary-allocation scope vs heap; unique values")
     if rep.missing("coherent"):
@@ -601,7 +621,8 @@ def main():
     if results.partial:
         print("report: partial JSON (program crashed): " + ", ".join(results.partial))
     body_start = len(rep.lines)
-    for section in (fig_2_2, figs_3_5_3_6, table_3_2, figs_3_9_3_10, allocator_tables, coherent,
+    for section in (fig_2_2, figs_3_5_3_6, table_3_2, figs_3_9_3_10, allocator_tables,
+                    trub_growing_stack, coherent,
                     lecture, frame_budget, scaling, fragmentation, appendix):
         section(rep)
     body = rep.lines[body_start:]

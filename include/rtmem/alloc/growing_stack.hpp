@@ -166,12 +166,15 @@ class growing_stack_allocator {
     void release_all() noexcept;
     [[nodiscard]] bool valid(const marker_type& m) const noexcept;
 
-    // The fast paths' fields first, so they share a cache line.
+    // The fast paths' fields first, so they share a cache line. live_ and total_ are not
+    // neighbours: GCC merges neighbouring increments into one 16-byte add, and the 8-byte
+    // decrement of live_ in deallocate then stalls the next 16-byte load (a failed store
+    // forward: 8 ns per allocate + free instead of 1-2).
     std::byte* top_ = nullptr;
+    std::size_t live_ = 0;
     std::byte* end_ = nullptr;    // end of the current chunk
     std::byte* begin_ = nullptr;  // payload start of the current chunk
     std::byte* first_ = nullptr;  // first block of the current chunk (its free pops the chunk)
-    std::size_t live_ = 0;
     std::size_t total_ = 0;
     std::size_t below_ = 0;  // used bytes of the older chunks in use
     std::size_t peak_ = 0;
