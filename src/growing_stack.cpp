@@ -25,6 +25,10 @@ constexpr std::size_t chunk_header = align_up(sizeof(chunk), default_alignment);
 std::byte* payload(chunk* c) noexcept {
     return reinterpret_cast<std::byte*>(c) + chunk_header;
 }
+// Where top (in chunk c) lies in the allocation order: the used bytes below it.
+std::size_t position(chunk* c, const std::byte* top) noexcept {
+    return c->below + static_cast<std::size_t>(top - payload(c));
+}
 std::byte* chunk_end(chunk* c) noexcept {
     return reinterpret_cast<std::byte*>(c) + c->bytes;
 }
@@ -54,7 +58,8 @@ growing_stack_allocator::growing_stack_allocator(growing_stack_allocator&& o) no
       serial_(o.serial_),
       owner_(o.owner_),
       options_(o.options_),
-      upstream_(o.upstream_) {}
+      upstream_(o.upstream_),
+      retreats_(o.retreats_) {}
 
 growing_stack_allocator& growing_stack_allocator::operator=(growing_stack_allocator&& o) noexcept {
     if (this != &o) {
@@ -154,13 +159,13 @@ void* growing_stack_allocator::grow(std::size_t size, std::size_t align) noexcep
     c->first = nullptr;
     make_current(c);
     std::byte* p = detail::bump(top_ + header_bytes, end_, size, align);  // need covers it
-#if RTMEM_CHECKS
-    const header h{top_, size};
-    detail::unpoison(p - header_bytes, header_bytes + size);
-    std::memcpy(p - header_bytes, &h, sizeof h);
-#else
-    detail::unpoison(p, size);
-#endif
+    if constexpr (check_level >= 1) {
+        const header h{top_, size};
+        detail::unpoison(p - header_bytes, header_bytes + size);
+        std::memcpy(p - header_bytes, &h, sizeof h);
+    } else {
+        detail::unpoison(p, size);
+    }
     first_ = p;
     top_ = p + size;
     ++live_;
@@ -169,7 +174,13 @@ void* growing_stack_allocator::grow(std::size_t size, std::size_t align) noexcep
 }
 
 void growing_stack_allocator::chunk_emptied() noexcept {
-    if (current_->prev != nullptr) pop_current();  // the oldest chunk stays
+    if (current_->prev != nullptr) {
+        pop_current();
+    } else if (live_ == 0) {
+        // The oldest chunk stays; emptied, it is as new (the padding before its first block
+        // goes too, which the headers do with checks on and nothing does without them).
+        detail::retreat(top_, begin_);
+    }
 }
 
 void growing_stack_allocator::bad_free(const std::byte* b, std::size_t size) const noexcept {
@@ -207,27 +218,25 @@ growing_stack_allocator::marker_type growing_stack_allocator::marker() const noe
     m.current = current_;
     m.top = top_;
     m.live = live_;
-#if RTMEM_CHECKS
     m.serial = current_ != nullptr ? current_->serial : 0;
+    m.taken = total_;
     m.owner = owner_;
-#endif
     return m;
 }
 
 bool growing_stack_allocator::valid(const marker_type& m) const noexcept {
-#if RTMEM_CHECKS
-    if (m.owner != owner_ || m.live > live_) return false;
-    if (m.current == nullptr) return m.live == 0;
-    for (chunk* c = current_; c != nullptr; c = c->prev) {
-        if (c != m.current) continue;
-        const std::byte* limit = c == current_ ? top_ : c->top;
-        return c->serial == m.serial && m.top >= payload(c) && m.top <= limit;
+    if constexpr (check_level >= 1) {
+        if (m.owner != owner_ || m.live > live_) return false;
+        if (m.current == nullptr) return m.live == 0 && retreats_.intact(0, m.taken);
+        for (chunk* c = current_; c != nullptr; c = c->prev) {
+            if (c != m.current) continue;
+            const std::byte* limit = c == current_ ? top_ : c->top;
+            return c->serial == m.serial && m.top >= payload(c) && m.top <= limit &&
+                   retreats_.intact(position(c, m.top), m.taken);
+        }
+        return false;
     }
-    return false;
-#else
-    (void)m;
     return true;
-#endif
 }
 
 void growing_stack_allocator::rewind(marker_type m) noexcept {
@@ -243,9 +252,11 @@ void growing_stack_allocator::rewind(marker_type m) noexcept {
     while (current_ != m.current) pop_current();
     detail::retreat(top_, m.top);
     live_ = m.live;
+    if constexpr (check_level >= 1) retreats_.note(used(), total_);
 }
 
 void growing_stack_allocator::reset() noexcept {
+    if constexpr (check_level >= 1) retreats_.note(0, total_);
     if (current_ == nullptr) return;
     note_peak();
     while (current_->prev != nullptr) pop_current();

@@ -210,6 +210,41 @@ TEST(GrowingStack, StaleMarkers) {
     EXPECT_TRUE(a.check());
 }
 
+TEST(GrowingStack, StaleMarkerBelowTheTopIsReported) {
+    if (rtmem::check_level == 0) GTEST_SKIP() << "needs RTMEM_CHECKS >= 1";
+    violation_recorder rec;
+    growing_stack_allocator a{growing_stack_options{.chunk_size = 1024}};
+    void* first = a.allocate(64, 8);
+    const auto m = a.marker();
+    void* second = a.allocate(64, 8);
+    a.deallocate(second, 64, 8);
+    a.deallocate(first, 64, 8);  // freed below the marker: m is stale
+    auto* live = static_cast<std::byte*>(a.allocate(200, 8));
+    a.rewind(m);
+    ASSERT_EQ(rec.count(violation_kind::stale_marker), 1u);
+    auto* next = static_cast<std::byte*>(a.allocate(16, 8));
+    EXPECT_GE(next, live + 200);
+    const auto outer = a.marker();
+    for (int i = 0; i < 30; ++i) {  // nested markers across chunks stay valid
+        const auto inner = a.marker();
+        (void)a.allocate(100, 8);
+        a.rewind(inner);
+        (void)a.allocate(100, 8);
+    }
+    a.rewind(outer);
+    EXPECT_EQ(rec.count(violation_kind::stale_marker), 1u);
+}
+
+TEST(GrowingStack, EmptyAgainAfterLifoFrees) {
+    growing_stack_allocator a{growing_stack_options{.chunk_size = 1024}};
+    const std::size_t aligns[] = {64, 8, 32, 1, 128, 16};
+    std::vector<void*> blocks;
+    for (std::size_t i = 0; i < std::size(aligns); ++i) blocks.push_back(a.allocate(24, aligns[i]));
+    for (std::size_t i = blocks.size(); i-- > 0;) a.deallocate(blocks[i], 24, aligns[i]);
+    EXPECT_EQ(a.stats().used, 0u);
+    EXPECT_EQ(a.allocate(24, 64), blocks.front());
+}
+
 TEST(GrowingStack, ResetKeepsTheOldestChunk) {
     counting_upstream up;
     growing_stack_allocator a{growing_stack_options{.chunk_size = 1024, .spare_chunks = 2}, up};

@@ -7,6 +7,7 @@
 #include "rtmem/alloc/double_ended.hpp"
 #include "rtmem/alloc/frame.hpp"
 #include "rtmem/alloc/free_list.hpp"
+#include "rtmem/alloc/growing_stack.hpp"
 #include "rtmem/alloc/linear.hpp"
 #include "rtmem/alloc/pool.hpp"
 #include "rtmem/alloc/stack.hpp"
@@ -29,6 +30,8 @@ int main() {
     RTMEM_PRINT_LAYOUT(double_ended_allocator::side_marker);
     RTMEM_PRINT_LAYOUT(frame_allocator<2>);
     RTMEM_PRINT_LAYOUT(free_list_allocator<>);
+    RTMEM_PRINT_LAYOUT(growing_stack_allocator);
+    RTMEM_PRINT_LAYOUT(growing_stack_allocator::marker_type);
     RTMEM_PRINT_LAYOUT(pool_allocator<>);
     RTMEM_PRINT_LAYOUT(tlsf_allocator);
     RTMEM_PRINT_LAYOUT(tracked<tlsf_allocator>);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rtmem/alloc/arena.hpp"
+#include "rtmem/alloc/growing_stack.hpp"
 #include "rtmem/alloc/linear.hpp"
 #include "rtmem/alloc/pool.hpp"
 #include "rtmem/alloc/stack.hpp"
@@ -34,6 +35,16 @@ TEST(Levels, StackIsAsNewAfterLifoFrees) {
     for (std::size_t i = blocks.size(); i-- > 0;) a.deallocate(blocks[i], 24, aligns[i]);
     EXPECT_EQ(a.stats().used, 0u);
     EXPECT_EQ(a.remaining(), a.capacity());
+    EXPECT_EQ(a.allocate(24, 64), blocks.front());
+}
+
+TEST(Levels, GrowingStackIsAsNewAfterLifoFrees) {
+    rtmem::growing_stack_allocator a{rtmem::growing_stack_options{.chunk_size = 1024}};
+    const std::size_t aligns[] = {64, 8, 32, 1, 128, 16};
+    std::vector<void*> blocks;
+    for (std::size_t i = 0; i < std::size(aligns); ++i) blocks.push_back(a.allocate(24, aligns[i]));
+    for (std::size_t i = blocks.size(); i-- > 0;) a.deallocate(blocks[i], 24, aligns[i]);
+    EXPECT_EQ(a.stats().used, 0u);
     EXPECT_EQ(a.allocate(24, 64), blocks.front());
 }
 

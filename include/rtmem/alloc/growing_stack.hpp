@@ -8,6 +8,7 @@
 
 #include "rtmem/core/allocator.hpp"
 #include "rtmem/detail/bump.hpp"
+#include "rtmem/detail/retreat_log.hpp"
 #include "rtmem/detail/sanitizer.hpp"
 
 namespace rtmem {
@@ -23,7 +24,7 @@ struct growing_stack_options {
 /// from the cache of spare chunks or the upstream (a request larger than a chunk gets a chunk of
 /// its own size). Freeing the last live block of a chunk makes the previous chunk current again
 /// and hands the emptied chunk back (or keeps it as a spare); the oldest chunk stays.
-/// With checks on (RTMEM_CHECKS >= 1) each block carries a 16-byte header {previous top, size}:
+/// With checks on (check level >= 1) each block carries a 16-byte header {previous top, size}:
 /// an out-of-order free, in the current chunk or an older one, is a lifo_order violation, a
 /// wrong size a size_mismatch, a freed block a double_free. With checks off there is no header
 /// and deallocate is a store and a compare (the padding in front of a freed block stays in use
@@ -33,14 +34,15 @@ class growing_stack_allocator {
     static constexpr std::string_view name = "growing_stack_allocator";
 
     struct chunk;
+    /// The same layout at every check level (the slow paths are compiled into the library);
+    /// `serial`, `taken` and `owner` are only tested with checks on.
     struct marker_type {
         chunk* current = nullptr;  // chunk holding the top (nullptr: no chunk yet)
         std::byte* top = nullptr;
         std::size_t live = 0;
-#if RTMEM_CHECKS
         std::uint64_t serial = 0;
+        std::uint64_t taken = 0;  // allocations before the marker
         std::uint32_t owner = 0;
-#endif
     };
 
     explicit growing_stack_allocator(growing_stack_options options = {}) noexcept
@@ -59,23 +61,24 @@ class growing_stack_allocator {
     [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
         std::size_t size, std::size_t align = default_alignment) noexcept {
         size += static_cast<std::size_t>(size == 0);
-#if RTMEM_CHECKS
-        if (!is_pow2(align)) [[unlikely]]
-            return detail::bad_alignment(name, size, align);
-        std::byte* p = header_bytes <= static_cast<std::size_t>(end_ - top_)
-                           ? detail::bump(top_ + header_bytes, end_, size, align)
-                           : nullptr;
-        if (p == nullptr) [[unlikely]]
-            return grow(size, align);
-        const header h{top_, size};
-        detail::unpoison(p - header_bytes, header_bytes + size);
-        std::memcpy(p - header_bytes, &h, sizeof h);
-#else
-        std::byte* p = detail::bump(top_, end_, size, align);
-        if (p == nullptr) [[unlikely]]
-            return grow(size, align);
-        detail::unpoison(p, size);
-#endif
+        std::byte* p;
+        if constexpr (check_level >= 1) {
+            if (!is_pow2(align)) [[unlikely]]
+                return detail::bad_alignment(name, size, align);
+            p = header_bytes <= static_cast<std::size_t>(end_ - top_)
+                    ? detail::bump(top_ + header_bytes, end_, size, align)
+                    : nullptr;
+            if (p == nullptr) [[unlikely]]
+                return grow(size, align);
+            const header h{top_, size};
+            detail::unpoison(p - header_bytes, header_bytes + size);
+            std::memcpy(p - header_bytes, &h, sizeof h);
+        } else {
+            p = detail::bump(top_, end_, size, align);
+            if (p == nullptr) [[unlikely]]
+                return grow(size, align);
+            detail::unpoison(p, size);
+        }
         top_ = p + size;
         ++live_;
         ++total_;
@@ -89,26 +92,28 @@ class growing_stack_allocator {
         if (p == nullptr) return;
         auto* b = static_cast<std::byte*>(p);
         note_peak();
-#if RTMEM_CHECKS
-        size += static_cast<std::size_t>(size == 0);
-        if (b >= top_ || b < begin_ + header_bytes) [[unlikely]]  // top_ first: null when empty
-            return bad_free(b, size);
-        header h;
-        std::memcpy(&h, b - header_bytes, sizeof h);
-        if (b + h.size != top_ || h.previous < begin_ || h.previous > b - header_bytes) [[unlikely]]
-            return bad_free(b, size);
-        if (h.size != size) [[unlikely]]
-            return report_violation(violation_kind::size_mismatch, name, p, size,
-                                    "deallocate of %p with size %zu, allocated with %zu", p, size,
-                                    h.size);
-        detail::retreat(top_, h.previous);
-#else
-        (void)size;
-        detail::retreat(top_, b);
-#endif
+        if constexpr (check_level >= 1) {
+            size += static_cast<std::size_t>(size == 0);
+            if (b >= top_ || b < begin_ + header_bytes) [[unlikely]]  // top_ first: null if empty
+                return bad_free(b, size);
+            header h;
+            std::memcpy(&h, b - header_bytes, sizeof h);
+            if (b + h.size != top_ || h.previous < begin_ || h.previous > b - header_bytes)
+                [[unlikely]]
+                return bad_free(b, size);
+            if (h.size != size) [[unlikely]]
+                return report_violation(violation_kind::size_mismatch, name, p, size,
+                                        "deallocate of %p with size %zu, allocated with %zu", p,
+                                        size, h.size);
+            detail::retreat(top_, h.previous);
+        } else {
+            (void)size;
+            detail::retreat(top_, b);
+        }
         --live_;
         if (b == first_) [[unlikely]]
             chunk_emptied();
+        if constexpr (check_level >= 1) retreats_.note(used(), total_);
     }
 
     [[nodiscard]] marker_type marker() const noexcept;
@@ -149,7 +154,7 @@ class growing_stack_allocator {
         std::byte* previous;  // top before this block
         std::size_t size;     // requested size (at least 1)
     };
-    static constexpr std::size_t header_bytes = RTMEM_CHECKS ? sizeof(header) : 0;
+    static constexpr std::size_t header_bytes = check_level >= 1 ? sizeof(header) : 0;
 
     RTMEM_ALWAYS_INLINE void note_peak() noexcept {
         const std::size_t u = used();
@@ -187,6 +192,7 @@ class growing_stack_allocator {
     std::uint32_t owner_ = detail::next_owner_tag();
     growing_stack_options options_;
     detail::upstream_ref upstream_;
+    detail::retreat_log retreats_;  // with checks on, over used(): what makes a marker stale
 };
 
 }  // namespace rtmem
