@@ -580,6 +580,27 @@ def appendix(rep):
         rep.table(["benchmark", "median ns/iter", "vs first", "counters (medians)"], rows)
 
 
+def heap_origin_lines(origins, new_origins):
+    """Which libraries served `malloc` and `operator new` in each program (bench/heap_origin.cpp
+    checks both at start-up with dladdr and refuses to run on a peer's heap)."""
+    pairs = {}
+    for p in sorted(origins):
+        pairs.setdefault((origins[p], new_origins.get(p, "unknown")), []).append(p)
+    lines = ["", "Heap served, per program (dladdr on the resolved `malloc` and `operator new`, "
+             "checked at start-up; a peer linked first would serve every `new`, see "
+             "docs/benchmarks.md): " +
+             "; ".join(f"`malloc` {m}, `new` {n}: " + ", ".join(ps)
+                       for (m, n), ps in sorted(pairs.items())) + "."]
+    odd = [p for p in origins
+           if not (origins[p].startswith("libc.so") and
+                   new_origins.get(p, "").startswith(("libstdc++.so", "libc++.so")))]
+    if odd:
+        lines += ["", "**Caution:** in " + ", ".join(sorted(odd)) + " `malloc` or `operator new` "
+                  "is not glibc's (or was not recorded), so their malloc/new rows may measure "
+                  "another library."]
+    return lines
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__)
@@ -598,6 +619,8 @@ def main():
     origins = {p: c.get("process_malloc") or linked.get(p, "unknown").strip()
                for p, c in results.contexts.items()}
     rep.origins = origins
+    new_origins = {p: c.get("process_operator_new", "unknown")
+                   for p, c in results.contexts.items()}
     if results.partial:
         print("report: partial JSON (program crashed): " + ", ".join(results.partial))
     body_start = len(rep.lines)
@@ -620,13 +643,7 @@ def main():
         seed_cell = f"{fmtx(seed)} ({seed_text})" if seed else seed_text
         rep.lines.append(f"| {label} | {seed_cell} | {fmtx(ours)} |")
     if origins:
-        rep.lines += ["", "`malloc` resolves to, per program (a peer that exports `malloc` and is "
-                      "linked first replaces glibc's for every `new`; see docs/benchmarks.md): " +
-                      ", ".join(f"{p}: `{o}`" for p, o in sorted(origins.items())) + "."]
-        odd = [p for p, o in origins.items() if o != "unknown" and not o.startswith("libc.so")]
-        if odd:
-            rep.lines += ["", "**Caution:** in " + ", ".join(sorted(odd)) + " `malloc` is not "
-                          "glibc's, so their malloc/new figures measure that library."]
+        rep.lines += heap_origin_lines(origins, new_origins)
     if results.partial:
         rep.lines += ["", "**Partial:** " + ", ".join(f"`{p}`" for p in results.partial) +
                       " ended early (the program crashed); only the benchmarks it finished are "
