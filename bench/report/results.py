@@ -68,9 +68,11 @@ class Results:
                 self.partial.append(os.path.basename(path))
             if "benchmarks" not in data:
                 continue
-            program = os.path.basename(path)[: -len(".json")].replace("rtmem_bench_", "")
+            # <program>.json, and <program>.<n>.json for the cases scripts/bench ran alone.
+            stem = os.path.basename(path)[: -len(".json")]
+            program = stem.split(".", 1)[0].replace("rtmem_bench_", "")
             self.context = self.context or data.get("context", {})
-            self.contexts[program] = data.get("context", {})
+            self.contexts.setdefault(program, data.get("context", {}))
             runs = self.programs.setdefault(program, {})
             for b in data["benchmarks"]:
                 name = clean_name(b.get("run_name", b["name"]))
