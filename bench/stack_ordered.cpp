@@ -243,7 +243,8 @@ struct batch_timer {
     [[nodiscard]] double quantile(double q) {
         if (batch_means.empty()) return 0.0;
         std::sort(batch_means.begin(), batch_means.end());
-        return batch_means[static_cast<std::size_t>(q * static_cast<double>(batch_means.size() - 1))];
+        return batch_means[static_cast<std::size_t>(q *
+                                                    static_cast<double>(batch_means.size() - 1))];
     }
 };
 

@@ -235,7 +235,8 @@ def prefetcher_note(rep, table):
     if 63 in lin and t("linear", 63) and t("shuffled", 63):
         lines.append(
             f" At pad 63 every node is a new line in both layouts: the simulator counts the same "
-            f"misses per read for linear as for shuffled ({lin[63]['D1mr'] / max(lin[63]['Dr'], 1):.3f}), "
+            "misses per read for linear as for shuffled "
+            f"({lin[63]['D1mr'] / max(lin[63]['Dr'], 1):.3f}), "
             f"yet on the hardware the linear walk costs {fmt(t('linear', 63))} ns per node "
             f"against {fmt(t('shuffled', 63))} ns shuffled "
             f"({fmtx(ratio(t('shuffled', 63), t('linear', 63)))}): that gap is what the "

@@ -150,8 +150,9 @@ int main(int argc, char** argv) {
     }
     if (which == "stack_pair") {
         rtmem::stack_allocator a{std::size_t{64} * 1024};
-        return repeat(calls,
-                      [&] { return pair(&a, rtmem_perf_stack_allocate, rtmem_perf_stack_deallocate); });
+        return repeat(calls, [&] {
+            return pair(&a, rtmem_perf_stack_allocate, rtmem_perf_stack_deallocate);
+        });
     }
     if (which == "temp_scope_allocate" || which == "temp_resource_allocate") {
         {  // warm: the same allocations once, so the measured run reuses the cached chunks

@@ -182,11 +182,11 @@ inline constexpr std::size_t arena_chunk_header_bytes =
 
 inline std::size_t arena::used() const noexcept {
     const std::size_t regular =
-        head_ == nullptr ? 0
-                         : head_->used_before +
-                               static_cast<std::size_t>(
-                                   top_ - (reinterpret_cast<std::byte*>(head_) +
-                                           detail::arena_chunk_header_bytes));
+        head_ == nullptr
+            ? 0
+            : head_->used_before +
+                  static_cast<std::size_t>(top_ - (reinterpret_cast<std::byte*>(head_) +
+                                                   detail::arena_chunk_header_bytes));
     return regular + dedicated_used_;
 }
 

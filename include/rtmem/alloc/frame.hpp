@@ -35,7 +35,8 @@ class frame_allocator {
                       std::make_index_sequence<N - 1>{})) {}
     explicit frame_allocator(std::size_t bytes_per_frame) noexcept
         : current_(bytes_per_frame, detail::upstream_ref()),
-          older_(make(bytes_per_frame, detail::upstream_ref(), std::make_index_sequence<N - 1>{})) {}
+          older_(make(bytes_per_frame, detail::upstream_ref(), std::make_index_sequence<N - 1>{})) {
+    }
     /// Splits caller memory into N equal frames.
     explicit frame_allocator(std::span<std::byte> buffer) noexcept
         : current_(buffer.subspan(0, each(buffer))),
