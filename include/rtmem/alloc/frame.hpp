@@ -142,7 +142,8 @@ class frame_allocator {
   private:
     using older_frames = std::array<linear_allocator, N - 1>;
     template <std::size_t... I>
-    static older_frames make(std::size_t bytes, detail::upstream_ref up,
+    static older_frames make([[maybe_unused]] std::size_t bytes,
+                             [[maybe_unused]] detail::upstream_ref up,
                              std::index_sequence<I...>) noexcept {
         return {{((void)I, linear_allocator(bytes, up))...}};
     }
@@ -151,7 +152,8 @@ class frame_allocator {
     }
     /// Frames 1..N-1 of the buffer (frame 0 is the first current one).
     template <std::size_t... I>
-    static older_frames split(std::span<std::byte> buffer, std::index_sequence<I...>) noexcept {
+    static older_frames split([[maybe_unused]] std::span<std::byte> buffer,
+                              std::index_sequence<I...>) noexcept {
         return {{linear_allocator(buffer.subspan((I + 1) * each(buffer), each(buffer)))...}};
     }
     void note_peak() noexcept {
