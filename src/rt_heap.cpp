@@ -110,7 +110,8 @@ rt_heap::rt_heap(const rt_heap_options& options) noexcept
     const std::size_t bytes = segment_count_ << segment_shift_;
 
     // Bookkeeping: [states][owners][thread heaps], one mapping.
-    const std::size_t states_bytes = align_up(options.max_threads * sizeof(std::atomic<int>), 64);
+    const std::size_t states_bytes =
+        align_up(options.max_threads * sizeof(std::atomic<int>), alignof(thread_heap));
     const std::size_t owners_bytes =
         align_up(segment_count_ * sizeof(std::atomic<thread_heap*>), alignof(thread_heap));
     meta_bytes_ = virtual_memory::round_to_pages(states_bytes + owners_bytes +
