@@ -3,6 +3,7 @@
 #include "rtmem/alloc/rt_heap.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <new>
 
@@ -221,8 +222,15 @@ void* rt_heap::allocate_slow(thread_heap& h, std::size_t size, std::size_t align
 
 bool rt_heap::grow(thread_heap& h, std::size_t size, std::size_t align) noexcept {
     using classes = tlsf_allocator::classes;
-    std::size_t need = classes::block_size_for(size) + tlsf_allocator::pool_overhead + 64;
-    if (align > classes::user_align) need += align + sizeof(tlsf_allocator::block);
+    // What TLSF will search for: the block size (with room to align), rounded up to the next
+    // size class (good fit: a block in that class or above always fits), plus the pool's own
+    // bookkeeping. Less, and the new pool's one free block can sit in a class below the search.
+    std::size_t request = classes::block_size_for(size);
+    if (align > classes::user_align) request += align + sizeof(tlsf_allocator::block);
+    if (request >= classes::small_block)
+        request += (std::size_t{1} << (classes::fls(request) - classes::sl_log2)) - 1;
+    const std::size_t need =
+        request + tlsf_allocator::pool_overhead + tlsf_allocator::block::min_size;
     const std::size_t k = (need + (std::size_t{1} << segment_shift_) - 1) >> segment_shift_;
     std::size_t first = next_segment_.load(std::memory_order_relaxed);
     do {
@@ -262,6 +270,24 @@ void rt_heap::drain(thread_heap& h, std::size_t limit) noexcept {
         n->mark = 0;  // a block handed out again must not look queued
         h.tlsf.deallocate(n, size);
     }
+}
+
+void* rt_heap::reallocate(void* p, std::size_t old_size, std::size_t new_size,
+                          std::size_t align) noexcept {
+    if (p == nullptr) return allocate(new_size, align);
+    if (thread_heap* h = local(); h != nullptr && owns(p)) {
+        const std::uintptr_t offset =
+            reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(base_);
+        if (owners_[offset >> segment_shift_].load(std::memory_order_relaxed) == h) {
+            if (void* q = h->tlsf.reallocate(p, old_size, new_size, align)) return q;
+            if (new_size > tlsf_allocator::max_pool_bytes || !is_pow2(align)) return nullptr;
+        }
+    }
+    void* q = allocate(new_size, align);  // grows the heap if it must
+    if (q == nullptr) return nullptr;
+    std::memcpy(q, p, std::min(old_size, new_size));
+    deallocate(p, old_size, align);
+    return q;
 }
 
 void rt_heap::collect() noexcept {

@@ -92,6 +92,19 @@ TEST(RtHeap, RealTimeHeapRunsOutAndRecovers) {
     EXPECT_TRUE(h.check());
 }
 
+TEST(RtHeap, EveryRequestNearASegmentFitsTheSegmentsItClaims) {
+    // The claim covers TLSF's rounding up to the next size class and the alignment slack: a
+    // fresh heap serves each of these at once (a short claim would return nullptr).
+    for (std::size_t align : {std::size_t{16}, std::size_t{64}, std::size_t{4096}}) {
+        for (std::size_t size = 1000; size < 300000; size += 1237) {
+            rt_heap h{small_segments(4u << 20)};
+            void* p = h.allocate(size, align);
+            ASSERT_NE(p, nullptr) << size << " @ " << align;
+            h.deallocate(p, size, align);
+        }
+    }
+}
+
 TEST(RtHeap, RequestLargerThanTheReservationFails) {
     rt_heap h{small_segments(1u << 20)};
     EXPECT_EQ(h.allocate(2u << 20), nullptr);
@@ -140,6 +153,31 @@ TEST(RtHeap, MisuseIsReported) {
         h.deallocate(p, 64);  // the owner frees twice: tlsf_allocator's check
         EXPECT_EQ(rec.count(violation_kind::double_free), 1u);
     }
+    EXPECT_TRUE(h.check());
+}
+
+TEST(RtHeap, ReallocateInPlaceAcrossSegmentsAndFromAnotherHeap) {
+    rt_heap h{small_segments()};
+    auto* p = static_cast<unsigned char*>(h.allocate(100));
+    for (int i = 0; i < 100; ++i) p[i] = static_cast<unsigned char>(i);
+    auto* q = static_cast<unsigned char*>(h.reallocate(p, 100, 40));
+    EXPECT_EQ(q, p);  // shrinking stays in place
+    q = static_cast<unsigned char*>(h.reallocate(q, 40, 200000));  // more than a segment
+    ASSERT_NE(q, nullptr);
+    for (int i = 0; i < 40; ++i) ASSERT_EQ(q[i], i);
+    {
+        rtmem::testing::violation_recorder rec;
+        EXPECT_EQ(h.reallocate(q, 200000, std::size_t{1} << 40), nullptr);  // block left as is
+        EXPECT_EQ(rec.count(violation_kind::bad_size), 1u);
+        EXPECT_EQ(h.reallocate(q, 200000, std::size_t{1} << 30), nullptr);  // > the reservation
+        EXPECT_EQ(rec.count(), 1u);  // exhaustion is not a violation
+    }
+    for (int i = 0; i < 40; ++i) ASSERT_EQ(q[i], i);
+    h.deallocate(q, 200000);
+    void* r = h.reallocate(nullptr, 0, 64);
+    ASSERT_NE(r, nullptr);
+    h.deallocate(r, 64);
+    EXPECT_EQ(h.stats().live_count, 0u);
     EXPECT_TRUE(h.check());
 }
 

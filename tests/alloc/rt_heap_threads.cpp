@@ -5,15 +5,13 @@
 
 #include <atomic>
 #include <cstdint>
-#include <map>
 #include <mutex>
-#include <string>
 #include <thread>
 #include <vector>
 
 #include "../sync/stress.hpp"
-#include "conformance.hpp"
 #include "rtmem/alloc/rt_heap.hpp"
+#include "threaded_conformance.hpp"
 #include "violation_recorder.hpp"
 
 namespace {
@@ -28,138 +26,25 @@ rt_heap_options test_options() {
     return o;
 }
 
-std::byte pattern(std::uint64_t id, std::size_t i) {
-    return static_cast<std::byte>((id * 0x9E37u + i * 7u + (id >> 8)) & 0xFFu);
-}
-
-struct entry {
-    std::uintptr_t end;
-    unsigned owner;
-};
-
-// The shadow model: every live block (its range, who allocated it, its id) in one map, so a new
-// block overlapping any live block of any thread is caught; per-thread inboxes carry blocks to
-// the thread that will free them.
-class model {
-  public:
-    struct block {
-        std::byte* p;
-        std::size_t size;
-        std::uint64_t id;
-        unsigned owner;  // the thread that allocated it
-    };
-
-    explicit model(unsigned threads) : inboxes_(threads) {}
-
-    void allocated(const block& b) {
-        std::lock_guard guard(mutex_);
-        const auto start = reinterpret_cast<std::uintptr_t>(b.p);
-        const std::uintptr_t end = start + std::max<std::size_t>(b.size, 1);
-        auto next = live_.lower_bound(start);
-        if ((next != live_.end() && next->first < end) ||
-            (next != live_.begin() && std::prev(next)->second.end > start))
-            failures_.push_back("thread " + std::to_string(b.owner) + " got a block overlapping "
-                                "a live block");
-        live_.emplace(start, entry{end, b.owner});
-        ++allocations_;
-    }
-    // Before the block is freed: the model forgets it first, so the address may come back.
-    void freeing(const block& b, unsigned by) {
-        std::lock_guard guard(mutex_);
-        auto it = live_.find(reinterpret_cast<std::uintptr_t>(b.p));
-        if (it == live_.end() || it->second.owner != b.owner)
-            failures_.push_back("freeing a block the model does not hold");
-        else
-            live_.erase(it);
-        if (by != b.owner) ++cross_frees_;
-    }
-    void send(unsigned to, const block& b) {
-        std::lock_guard guard(mutex_);
-        inboxes_[to].push_back(b);
-    }
-    std::vector<block> receive(unsigned me) {
-        std::lock_guard guard(mutex_);
-        return std::exchange(inboxes_[me], {});
-    }
-    void corrupted(const block& b) {
-        std::lock_guard guard(mutex_);
-        failures_.push_back("contents of block " + std::to_string(b.id) + " changed");
-    }
-
-    std::vector<std::string> failures_;
-    std::size_t allocations_ = 0, cross_frees_ = 0;
-    std::map<std::uintptr_t, entry> live_;
-
-  private:
-    std::mutex mutex_;
-    std::vector<std::vector<block>> inboxes_;
-};
-
-void fill(const model::block& b) {
-    for (std::size_t i = 0; i < b.size; ++i) b.p[i] = pattern(b.id, i);
-}
-bool intact(const model::block& b) {
-    for (std::size_t i = 0; i < b.size; ++i)
-        if (b.p[i] != pattern(b.id, i)) return false;
-    return true;
-}
-
-void run_model(rt_heap& heap, unsigned threads, int operations, std::uint64_t seed) {
-    model m(threads);
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) {
-        pool.emplace_back([&, t] {
-            rtmem::testing::rng_source rng(seed * 1000 + t);
-            std::vector<model::block> own;
-            auto release = [&](const model::block& b) {
-                if (!intact(b)) m.corrupted(b);
-                m.freeing(b, t);
-                heap.deallocate(b.p, b.size, 16);
-            };
-            for (int i = 0; i < operations; ++i) {
-                const auto roll = rng.below(100);
-                if (roll < 50 || own.empty()) {
-                    const std::size_t size = rng.below(8) == 0 ? rng.below(70000) : rng.below(300);
-                    auto* p = static_cast<std::byte*>(heap.allocate(size, 16));
-                    if (p == nullptr) continue;
-                    const model::block b{p, size, (std::uint64_t{t} << 40) | unsigned(i), t};
-                    m.allocated(b);
-                    fill(b);
-                    own.push_back(b);
-                } else if (roll < 75) {  // free one of ours
-                    const std::size_t k = rng.below(own.size());
-                    release(own[k]);
-                    own[k] = own.back();
-                    own.pop_back();
-                } else {  // hand one to another thread, which frees it
-                    const std::size_t k = rng.below(own.size());
-                    m.send(static_cast<unsigned>((t + 1 + rng.below(threads - 1)) % threads),
-                           own[k]);
-                    own[k] = own.back();
-                    own.pop_back();
-                }
-                if (i % 16 == 0)
-                    for (const auto& b : m.receive(t)) release(b);
-            }
-            for (const auto& b : own) release(b);
-        });
-    }
-    for (auto& th : pool) th.join();
-    for (unsigned t = 0; t < threads; ++t)  // blocks sent to threads that had finished
-        for (const auto& b : m.receive(t)) {
-            if (!intact(b)) m.corrupted(b);
-            m.freeing(b, threads);
-            heap.deallocate(b.p, b.size, 16);
-        }
-    for (const auto& f : m.failures_) ADD_FAILURE() << f;
-    EXPECT_TRUE(m.live_.empty());
-    EXPECT_GT(m.cross_frees_, static_cast<std::size_t>(operations) / 10);
-    heap.collect();  // the exited threads' heaps take back what was freed into them
+// The shared threaded harness, then the accounting once every block is back: after collect(),
+// the exited threads' heaps have taken back what other threads freed into them.
+void run_model(rt_heap& heap, unsigned threads, int operations, std::uint64_t seed,
+               std::size_t max_align = 64) {
+    rtmem::testing::threaded_conformance_options o;
+    o.seed = seed;
+    o.threads = threads;
+    o.operations = operations;
+    o.large_size = 70000;  // more than a 64 KiB segment: pools of several segments
+    o.max_align = max_align;
+    const auto r = rtmem::testing::run_threaded_conformance(heap, o);
+    EXPECT_GT(r.cross_frees, static_cast<std::size_t>(operations) / 10);
+    EXPECT_EQ(r.exhausted, 0u);
+    heap.collect();
     EXPECT_TRUE(heap.check());
     const rtmem::stats s = heap.stats();
     EXPECT_EQ(s.live_count, 0u);
     EXPECT_EQ(s.used, 0u);
-    EXPECT_EQ(s.total_count, m.allocations_);
+    EXPECT_EQ(s.total_count, r.allocations);
     EXPECT_EQ(heap.threads_attached(), 0u);
     EXPECT_EQ(heap.threads_abandoned(), threads);
 }
@@ -176,7 +61,7 @@ TEST(RtHeapThreads, ModelWithTinyDrainBatchAndNoCache) {
     o.drain_batch = 1;
     o.cache_depth = 0;
     rt_heap heap{o};
-    run_model(heap, 3, 4000, 11);
+    run_model(heap, 3, 4000, 11, 4096);
 }
 
 TEST(RtHeapThreads, ExitedThreadsHeapIsAdoptedWithItsBlocks) {
@@ -265,6 +150,23 @@ TEST(RtHeapThreads, SecondFreeFromAnotherThreadIsReported) {
         EXPECT_TRUE(heap.check());
         EXPECT_EQ(heap.stats().live_count, 0u);
     }
+}
+
+TEST(RtHeapThreads, ReallocateABlockAnotherThreadOwns) {
+    rt_heap heap{test_options()};
+    unsigned char* p = nullptr;
+    std::thread([&] {
+        p = static_cast<unsigned char*>(heap.allocate(64));
+        for (int i = 0; i < 64; ++i) p[i] = static_cast<unsigned char>(i + 1);
+    }).join();
+    auto* q = static_cast<unsigned char*>(heap.reallocate(p, 64, 32));  // not ours: moved
+    ASSERT_NE(q, nullptr);
+    EXPECT_NE(q, p);
+    for (int i = 0; i < 32; ++i) EXPECT_EQ(q[i], i + 1);
+    heap.deallocate(q, 32);
+    heap.collect();
+    EXPECT_EQ(heap.stats().live_count, 0u);
+    EXPECT_TRUE(heap.check());
 }
 
 TEST(RtHeapThreads, SharedStressRun) {

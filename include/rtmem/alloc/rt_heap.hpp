@@ -106,6 +106,13 @@ class rt_heap {
         free_remote(owner, p, size);
     }
 
+    /// Resizes a live block of `old_size` requested bytes: in place when the calling thread owns
+    /// it and TLSF can (shrinking, or the next block free and big enough), else allocate, copy
+    /// and free (a cross-thread free when another thread owns it). nullptr, with the block left
+    /// as it was, when no memory is left. reallocate(nullptr, ...) allocates.
+    [[nodiscard]] void* reallocate(void* p, std::size_t old_size, std::size_t new_size,
+                                   std::size_t align = default_alignment) noexcept;
+
     /// Binds the calling thread to a thread heap now (what the first allocate does). False when
     /// every one of max_threads heaps is taken.
     bool attach() noexcept { return local() != nullptr || bind() != nullptr; }
