@@ -5,6 +5,10 @@
 //                             RTMEM_BENCH_HUGE=1)
 //   fig6_6/random/<heap>/N    thesis Fig 6.6: N blocks allocated, then freed in random order
 //                             (ns per operation)
+//   shared/<heap>/threads:T  T threads share one heap; each frees one of its 64 live blocks and
+//                             allocates a replacement (16..1024 B) per iteration. Aggregate
+//                             throughput (items_per_second over all threads, real time): rt_heap
+//                             against locked<tlsf_allocator> with a spin or std mutex and glibc
 // rt_heap runs in real-time mode here (its memory committed and prefaulted up front), as the TLSF
 // heaps get a prefaulted pool: page faults stay out of every timed region. glibc is looked up in
 // libc.so.6 itself, so a peer library linked into this program cannot stand in for it.
@@ -23,6 +27,9 @@
 #include "common.hpp"
 #include "rtmem/alloc/rt_heap.hpp"
 #include "rtmem/alloc/tlsf.hpp"
+#include "rtmem/sync/locked.hpp"
+#include "rtmem/sync/spin_mutex.hpp"
+#include <mutex>
 
 #if RTMEM_HAVE_MIMALLOC
 #include <mimalloc.h>
@@ -141,6 +148,45 @@ void fig6_6_random(benchmark::State& state) {
                            benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
+// A heap shared by every thread of one run: locked<tlsf_allocator> (front cache on) behind a mutex.
+template <class Mutex>
+struct locked_tlsf_heap {
+    explicit locked_tlsf_heap(std::size_t bytes)
+        : mem(bytes), t(std::span<std::byte>(mem.bytes, mem.size), 8u) {}
+    prefaulted mem;
+    rtmem::locked<rtmem::tlsf_allocator, Mutex> t;
+    void* allocate(std::size_t n) { return t.allocate(n, kAlign); }
+    void deallocate(void* p, std::size_t n) { t.deallocate(p, n, kAlign); }
+};
+
+template <class Heap>
+void shared(benchmark::State& state) {
+    static Heap heap(64u << 20);  // one per heap type, built by the first thread, kept to exit
+    constexpr std::size_t live = 64;
+    const auto sizes = random_sizes(1 << 12, 10 + static_cast<std::uint64_t>(state.thread_index()));
+    std::vector<void*> slots(live);
+    std::vector<std::size_t> slot_size(live);
+    for (std::size_t i = 0; i < live; ++i) slots[i] = heap.allocate(slot_size[i] = sizes[i]);
+    std::size_t k = 0;
+    for (auto _ : state) {
+        const std::size_t v = (k * 13) % live;
+        heap.deallocate(slots[v], slot_size[v]);
+        slots[v] = heap.allocate(slot_size[v] = sizes[k % sizes.size()]);
+        benchmark::DoNotOptimize(std::as_const(slots[v]));
+        ++k;
+    }
+    for (std::size_t i = 0; i < live; ++i) heap.deallocate(slots[i], slot_size[i]);
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+
+template <class Heap>
+void register_shared(const char* name) {
+    benchmark::RegisterBenchmark((std::string("shared/") + name).c_str(), shared<Heap>)
+        ->Threads(1)
+        ->Threads(2)
+        ->UseRealTime();
+}
+
 template <class Heap>
 void register_heap(const char* name) {
     auto* f = benchmark::RegisterBenchmark((std::string("flat/") + name).c_str(), flat<Heap>);
@@ -163,6 +209,13 @@ int main(int argc, char** argv) {
     register_heap<glibc_heap>("glibc");
 #if RTMEM_HAVE_MIMALLOC
     register_heap<mimalloc_heap>("mimalloc");
+#endif
+    register_shared<rt_heap_bench>("rt_heap");
+    register_shared<locked_tlsf_heap<rtmem::spin_mutex>>("locked_tlsf_spin");
+    register_shared<locked_tlsf_heap<std::mutex>>("locked_tlsf_std_mutex");
+    register_shared<glibc_heap>("glibc");
+#if RTMEM_HAVE_MIMALLOC
+    register_shared<mimalloc_heap>("mimalloc");
 #endif
     return rtmem::bench::run_benchmarks(argc, argv);
 }

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Runs rtmem_bench_threads for every heap x workload x thread count, one process per run, and
+"""Runs rtmem_threads_stress for every heap x workload x thread count, one process per run, and
 prints a Markdown table (medians of --reps runs; spread as min..max of wall time).
 
 Peers are loaded with LD_PRELOAD, so malloc *and* operator new come from the peer; each row shows
 the library the process reported for both (dladdr), and a row whose library is not the one asked
 for is marked MISMATCH instead of being reported under the wrong name.
 
-  bench/threads/run.py build/release/bench/threads/rtmem_bench_threads [--threads 1 2] [--reps 3]
+  bench/threads/run.py build/release/bench/threads/rtmem_threads_stress [--threads 1 2] [--reps 3]
 """
 import argparse
 import os

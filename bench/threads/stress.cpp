@@ -11,7 +11,7 @@
 //                  frees most, and leaves a third to the next round's threads
 //   alloc_test     each thread keeps 10000 live blocks of Pareto-distributed sizes (mostly
 //                  small, heavy tail to 64 KiB) and replaces random ones
-// One process per (heap, workload, threads): `rtmem_bench_threads <heap> <workload> <threads>`,
+// One process per (heap, workload, threads): `rtmem_threads_stress <heap> <workload> <threads>`,
 // heap = malloc (whatever library serves malloc in this process: glibc, or a peer through
 // LD_PRELOAD) | rt_heap | rt_heap_rt (real-time mode: 256 MiB committed and prefaulted up front).
 // Prints one line of key=value pairs: wall time, CPU time, peak RSS, the latency distribution of
@@ -376,6 +376,14 @@ int main(int argc, char** argv) {
     auto seconds = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6; };
     const double cpu = seconds(after.ru_utime) - seconds(before.ru_utime) + seconds(after.ru_stime) -
                        seconds(before.ru_stime);
+    if (rt != nullptr) {  // every workload frees all it allocated: the heap must agree
+        rt->collect();
+        if (rt->stats().live_count != 0 || !rt->check()) {
+            std::fprintf(stderr, "rt_heap: %zu blocks still live after the run\n",
+                         rt->stats().live_count);
+            return 1;
+        }
+    }
     void* (*malloc_fn)(std::size_t) = &std::malloc;
     void* (*new_fn)(std::size_t) = &::operator new;
     const histogram& h = all_latencies;
