@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -167,6 +168,50 @@ TEST(RtHeapThreads, ReallocateABlockAnotherThreadOwns) {
     heap.collect();
     EXPECT_EQ(heap.stats().live_count, 0u);
     EXPECT_TRUE(heap.check());
+}
+
+TEST(RtHeapThreads, AThreadUsingManyHeapsReleasesTheOldestBinding) {
+    // 20 live heaps used from one thread: a thread keeps 16 bindings, so the oldest are released
+    // (abandoned) and adopted again when the thread comes back to them.
+    std::vector<std::unique_ptr<rt_heap>> heaps;
+    for (int i = 0; i < 20; ++i) heaps.push_back(std::make_unique<rt_heap>(test_options()));
+    std::thread([&] {
+        std::vector<void*> blocks;
+        for (int round = 0; round < 2; ++round)
+            for (auto& h : heaps) blocks.push_back(h->allocate(100));
+        for (std::size_t i = 0; i < blocks.size(); ++i)
+            heaps[i % heaps.size()]->deallocate(blocks[i], 100);
+        EXPECT_EQ(heaps[0]->threads_attached() + heaps[0]->threads_abandoned(), 1u);
+    }).join();
+    for (auto& h : heaps) {
+        h->collect();
+        EXPECT_TRUE(h->check());
+        EXPECT_EQ(h->stats().live_count, 0u);
+        EXPECT_EQ(h->stats().total_count, 2u);
+        EXPECT_EQ(h->threads_abandoned(), 1u);  // one thread heap each, reused on rebinding
+    }
+}
+
+TEST(RtHeapThreads, CollectWhileOtherThreadsFreeAndAttach) {
+    rt_heap heap{test_options()};
+    std::vector<void*> blocks;
+    std::thread([&] {
+        for (int i = 0; i < 4000; ++i) blocks.push_back(heap.allocate(16 + i % 500));
+    }).join();
+    std::atomic<bool> stop{false};
+    std::thread freer([&] {
+        for (std::size_t i = 0; i < blocks.size(); ++i) heap.deallocate(blocks[i], 0);
+        stop.store(true);
+    });
+    std::thread adopter([&] {  // binds, perhaps adopting the exited heap while it is collected
+        for (int i = 0; i < 200; ++i) heap.deallocate(heap.allocate(64), 64);
+    });
+    while (!stop.load()) heap.collect();
+    freer.join();
+    adopter.join();
+    heap.collect();
+    EXPECT_TRUE(heap.check());
+    EXPECT_EQ(heap.stats().live_count, 0u);
 }
 
 TEST(RtHeapThreads, SharedStressRun) {
