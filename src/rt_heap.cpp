@@ -3,6 +3,7 @@
 #include "rtmem/alloc/rt_heap.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <mutex>
 #include <new>

@@ -139,9 +139,9 @@ threaded_conformance_result run_threaded_conformance(A& a,
             for (int i = 0; i < o.operations; ++i) {
                 const auto roll = rng.below(100);
                 if (own.empty() || roll >= o.free_percent + o.handoff_percent) {
-                    const std::size_t size = o.large_size > o.max_size && rng.below(8) == 0
-                                                 ? rng.below(o.large_size + 1)
-                                                 : rng.below(o.max_size + 1);
+                    const auto size = static_cast<std::size_t>(
+                        o.large_size > o.max_size && rng.below(8) == 0 ? rng.below(o.large_size + 1)
+                                                                       : rng.below(o.max_size + 1));
                     const std::size_t align = std::size_t{1} << rng.below(align_bits + 1);
                     auto* p = static_cast<std::byte*>(a.allocate(size, align));
                     if (p == nullptr) {
@@ -159,7 +159,7 @@ threaded_conformance_result run_threaded_conformance(A& a,
                     for (std::size_t k = 0; k < size; ++k) p[k] = detail::pattern_byte(b.id, k);
                     own.push_back(b);
                 } else {
-                    const std::size_t k = rng.below(own.size());
+                    const auto k = static_cast<std::size_t>(rng.below(own.size()));
                     const block b = own[k];
                     own[k] = own.back();
                     own.pop_back();

@@ -22,7 +22,7 @@ struct remote_node {
 
 /// A value no live block's third word holds by accident in practice (tied to its address).
 inline std::uintptr_t queued_mark(const void* node) noexcept {
-    return reinterpret_cast<std::uintptr_t>(node) ^ std::uintptr_t{0x5A17E0F0DEADC0DEull};
+    return reinterpret_cast<std::uintptr_t>(node) ^ static_cast<std::uintptr_t>(0x5A17E0F0DEADC0DEull);
 }
 
 class remote_free_list {
