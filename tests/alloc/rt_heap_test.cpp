@@ -161,7 +161,7 @@ TEST(RtHeap, ReallocateInPlaceAcrossSegmentsAndFromAnotherHeap) {
     auto* p = static_cast<unsigned char*>(h.allocate(100));
     for (int i = 0; i < 100; ++i) p[i] = static_cast<unsigned char>(i);
     auto* q = static_cast<unsigned char*>(h.reallocate(p, 100, 40));
-    EXPECT_EQ(q, p);  // shrinking stays in place
+    EXPECT_EQ(q, p);                                               // shrinking stays in place
     q = static_cast<unsigned char*>(h.reallocate(q, 40, 200000));  // more than a segment
     ASSERT_NE(q, nullptr);
     for (int i = 0; i < 40; ++i) ASSERT_EQ(q[i], i);
@@ -200,8 +200,8 @@ TEST(RtHeap, GrowsBySegmentsAndOwnsOnlyGrantedOnes) {
 // fill the heap to exhaustion, free everything, fill again. Exit 0 when every call returned.
 int child_without_memory_syscalls(rt_heap& h) {
     if (!h.attach()) return 3;
-    const std::uint32_t killed[] = {SYS_mmap, SYS_munmap, SYS_mprotect, SYS_brk,
-                                    SYS_mremap, SYS_madvise};
+    const std::uint32_t killed[] = {SYS_mmap, SYS_munmap, SYS_mprotect,
+                                    SYS_brk,  SYS_mremap, SYS_madvise};
     struct sock_filter filter[2 + 2 * 6 + 1];
     unsigned n = 0;
     filter[n++] = BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));

@@ -179,8 +179,8 @@ class rt_heap {
     friend struct rt_heap_registry;
 
     std::uint64_t id_;
-    std::byte* base_ = nullptr;   // the segments
-    std::size_t reserved_ = 0;    // bytes of segments
+    std::byte* base_ = nullptr;  // the segments
+    std::size_t reserved_ = 0;   // bytes of segments
     unsigned segment_shift_ = 20;
     std::size_t segment_count_ = 0;
     std::atomic<thread_heap*>* owners_ = nullptr;  // per segment
