@@ -350,6 +350,8 @@ int main(int argc, char** argv) {
         rtmem::rt_heap_options o;
         if (heap == "rt_heap_rt")
             o = rtmem::rt_heap_options::real_time_with(std::size_t{256} << 20);
+        if (const char* batch = std::getenv("RTMEM_STRESS_DRAIN_BATCH"))  // for experiments
+            o.drain_batch = static_cast<unsigned>(std::atoi(batch));
         owned = std::make_unique<rtmem::rt_heap>(o);
         if (!owned->ready()) {
             std::fprintf(stderr, "rt_heap could not reserve its memory\n");

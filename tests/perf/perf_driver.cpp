@@ -179,14 +179,14 @@ int main(int argc, char** argv) {
         });
     }
     if (which == "rt_heap_drain") {
-        // Each measured allocate first takes back a full batch (16) of this thread's blocks freed
-        // while the thread was bound to another heap (so they took the cross-thread path), with
-        // the front cache off so each is a coalescing TLSF free.
+        // Each measured allocate first takes back a full batch (drain_batch, 4 by default) of
+        // this thread's blocks freed while the thread was bound to another heap (so they took
+        // the cross-thread path), with the front cache off so each is a coalescing TLSF free.
         rtmem::rt_heap_options o;
         o.reserve_bytes = 64u << 20;
         o.cache_depth = 0;
         rtmem::rt_heap h{o}, other{};
-        void* batch[16];
+        std::vector<void*> batch(o.drain_batch);
         return repeat(calls, [&] {
             for (auto& p : batch) p = h.allocate(block, 16);
             other.deallocate(other.allocate(16, 16), 16, 16);  // binds this thread to `other`
