@@ -6,14 +6,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory_resource>
 #include <span>
 #include <string_view>
 #include <thread>
 #include <vector>
 
 #include "floors.hpp"
-
-#include <memory_resource>
 
 #include <rtmem/adapt/temporary.hpp>
 #include <rtmem/alloc/frame.hpp>
