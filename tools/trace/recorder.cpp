@@ -20,7 +20,7 @@ namespace rtmem::trace {
 
 real_functions real{};
 bool g_use_tsc = false;
-std::uint32_t g_timing_period = 16;
+std::uint32_t g_timing_period = trace_format::contract::default_timing_period;
 constinit thread_local int tl_guard __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace internal {
@@ -30,9 +30,9 @@ std::atomic<bool> g_stopped{false};
 int g_fd = -1;
 std::atomic<std::uint64_t> g_file_offset{sizeof(fmt::file_header)};
 std::uint64_t g_start_mono = 0;
-int g_depth = 16;
-int g_zstd_level = 1;
-bool g_use_writer = true;
+int g_depth = fmt::contract::default_depth;
+int g_zstd_level = fmt::contract::default_zstd_level;
+bool g_use_writer = fmt::contract::default_writer;
 char g_exe[4096];
 std::uintptr_t g_self_begin = 0, g_self_end = 0;
 std::atomic<std::uint64_t> g_dropped{0};
@@ -66,8 +66,8 @@ namespace {
 
 using namespace internal;
 
-constexpr std::uint32_t default_timing_period = 16;
-bool g_follow_fork = false;
+namespace contract = fmt::contract;
+bool g_follow_fork = contract::default_follow_fork;
 char g_path[4096];
 
 // Appends `s` / decimal `v` to the zero-terminated `buf` of capacity `cap`.
@@ -358,35 +358,33 @@ void initialize() noexcept {
     }
     ssize_t n = readlink("/proc/self/exe", g_exe, sizeof g_exe - 1);
     g_exe[n > 0 ? n : 0] = 0;
-    g_depth = static_cast<int>(parse_u64(getenv("RTMEM_TRACE_DEPTH"), 16));
-    if (g_depth > max_depth) g_depth = max_depth;
-    g_follow_fork = parse_u64(getenv("RTMEM_TRACE_FOLLOW_FORK"), 0) != 0;
-    g_use_writer = parse_u64(getenv("RTMEM_TRACE_WRITER"), 1) != 0;
-    g_fast_stacks = parse_u64(getenv("RTMEM_TRACE_FAST_STACKS"), 1) != 0;
-    std::uint64_t period = parse_u64(getenv("RTMEM_TRACE_TIMING"), default_timing_period);
-    g_timing_period = static_cast<std::uint32_t>(period < 1 ? 1 : period > 65536 ? 65536 : period);
-    if (const char* lv = getenv("RTMEM_TRACE_ZSTD_LEVEL"); lv != nullptr && *lv != 0) {
+    g_depth = static_cast<int>(parse_u64(getenv(contract::env_depth), std::uint64_t{contract::default_depth}));
+    if (g_depth > contract::max_depth) g_depth = contract::max_depth;
+    g_follow_fork = parse_u64(getenv(contract::env_follow_fork), contract::default_follow_fork) != 0;
+    g_use_writer = parse_u64(getenv(contract::env_writer), contract::default_writer) != 0;
+    g_fast_stacks = parse_u64(getenv(contract::env_fast_stacks), contract::default_fast_stacks) != 0;
+    std::uint64_t period =
+        parse_u64(getenv(contract::env_timing), contract::default_timing_period);
+    g_timing_period = static_cast<std::uint32_t>(
+        period < 1 ? 1 : period > contract::max_timing_period ? contract::max_timing_period : period);
+    if (const char* lv = getenv(contract::env_zstd_level); lv != nullptr && *lv != 0) {
         bool negative = *lv == '-';
         auto v = static_cast<int>(parse_u64(negative ? lv + 1 : lv, 1));
         g_zstd_level = negative ? -v : v;
     }
-    const char* file = getenv("RTMEM_TRACE_FILE");
-    bool descendant = getenv("RTMEM_TRACE_ACTIVE") != nullptr;
+    const char* file = getenv(contract::env_file);
+    bool descendant = getenv(contract::env_active) != nullptr;
     char default_path[4200] = "";
     if (file == nullptr || *file == 0) {
-        const char* slash = std::strrchr(g_exe, '/');
-        append_str(default_path, sizeof default_path, "rtmem-");
-        append_str(default_path, sizeof default_path, slash != nullptr ? slash + 1 : g_exe);
-        append_str(default_path, sizeof default_path, "-");
-        append_u64(default_path, sizeof default_path, static_cast<std::uint64_t>(getpid()));
-        append_str(default_path, sizeof default_path, ".rtt");
+        contract::default_file_name(default_path, sizeof default_path, g_exe,
+                                    static_cast<std::uint64_t>(getpid()));
         file = default_path;
     }
     if (descendant && !g_follow_fork) {  // exec'd or spawned by a traced process
         g_state.store(disabled);
         return;
     }
-    setenv("RTMEM_TRACE_ACTIVE", "1", 1);
+    setenv(contract::env_active, "1", 1);
     calibrate_tsc();
     g_start_mono = now_ns();
     if (g_use_tsc) g_start_mono = g_mono0;  // the TSC maps onto CLOCK_MONOTONIC from g_mono0

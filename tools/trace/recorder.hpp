@@ -6,11 +6,11 @@
 #include <cstdint>
 #include <new>
 
-#include "rtmem/analyze/event.hpp"
+#include "rtmem/format/op.hpp"
 
 namespace rtmem::trace {
 
-using analyze::op;
+using trace_format::op;
 
 /// The next definitions of the interposed functions (glibc's, or another preloaded malloc).
 struct real_functions {

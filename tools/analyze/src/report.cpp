@@ -9,32 +9,6 @@
 
 namespace rtmem::analyze {
 
-const char* op_name(op k) noexcept {
-    switch (k) {
-        case op::malloc:
-            return "malloc";
-        case op::calloc:
-            return "calloc";
-        case op::realloc:
-            return "realloc";
-        case op::aligned_alloc:
-            return "aligned_alloc";
-        case op::free:
-            return "free";
-        case op::new_scalar:
-            return "new";
-        case op::new_array:
-            return "new[]";
-        case op::delete_scalar:
-            return "delete";
-        case op::delete_array:
-            return "delete[]";
-        case op::frame:
-            return "frame";
-    }
-    return "?";
-}
-
 void log2_histogram::add(std::uint64_t v) noexcept {
     ++buckets[static_cast<std::size_t>(std::bit_width(v))];
 }

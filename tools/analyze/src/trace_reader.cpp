@@ -11,7 +11,8 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "rtmem/analyze/trace_format.hpp"
+#include "rtmem/format/layout.hpp"
+#include "rtmem/format/packed.hpp"
 
 namespace rtmem::analyze {
 
@@ -400,43 +401,9 @@ struct trace_reader::impl {
     }
 
     void unpack(const chunk_ref& c, std::vector<fmt::raw_event>& out) {
-        const unsigned char* p = packed_buf.data();
-        const unsigned char* stop = p + packed_buf.size();
-        auto varint = [&]() {
-            std::uint64_t v = 0;
-            for (int shift = 0; shift < 64; shift += 7) {
-                if (p == stop) fail(c.offset, "packed events end early");
-                unsigned char b = *p++;
-                v |= std::uint64_t{b & 0x7fu} << shift;
-                if ((b & 0x80) == 0) return v;
-            }
-            fail(c.offset, "bad varint in packed events");
-        };
-        std::uint64_t time = 0, ptr = 0;
-        for (auto& e : out) {
-            if (p == stop) fail(c.offset, "packed events end early");
-            unsigned char head = *p++;
-            e = {};
-            e.kind = head & 0x0f;
-            e.flags = (head >> 4) & 1;
-            time += varint();
-            ptr += fmt::packed::unzigzag(varint());
-            e.time = time;
-            e.ptr = ptr;
-            if ((head & 0x20) != 0) e.old_ptr = ptr + fmt::packed::unzigzag(varint());
-            e.size = varint();
-            bool timed = header.version == 1 || (head & 0x80) != 0;
-            std::uint64_t stack = varint(), duration = timed ? varint() : 0;
-            if (stack > 0xffffffffu || duration > 0xffffffffu) fail(c.offset, "bad packed event");
-            e.stack = static_cast<std::uint32_t>(stack);
-            e.duration = static_cast<std::uint32_t>(duration);
-            if (timed) e.flags |= fmt::event_flag::timed;
-            if ((head & 0x40) != 0) {
-                if (p == stop) fail(c.offset, "packed events end early");
-                e.align_log2 = *p++;
-            }
-        }
-        if (p != stop) fail(c.offset, "packed events chunk has trailing bytes");
+        const char* error = fmt::packed::unpack(packed_buf.data(), packed_buf.size(),
+                                                header.version, out.data(), c.header.count);
+        if (error != nullptr) fail(c.offset, error);
     }
     std::vector<unsigned char> packed_buf;
 
@@ -471,7 +438,7 @@ struct trace_reader::impl {
         if (heap.empty()) return false;
         thread_stream& s = streams[heap[0]];
         const fmt::raw_event& r = s.events[s.pos];
-        if (r.kind > static_cast<std::uint8_t>(op::frame) || r.align_log2 > 64) {
+        if (r.kind >= op_count || r.align_log2 > 64) {
             fail(s.chunk_offset, "corrupted event (kind " + std::to_string(r.kind) + ")");
         }
         e.time_ns = r.time;

@@ -12,9 +12,6 @@
 
 namespace rtmem::analyze {
 
-inline constexpr std::size_t op_count = static_cast<std::size_t>(op::frame) + 1;
-[[nodiscard]] const char* op_name(op k) noexcept;
-
 /// Log2 buckets: bucket 0 holds the value 0, bucket i holds [2^(i-1), 2^i).
 struct log2_histogram {
     std::array<std::uint64_t, 65> buckets{};
