@@ -229,29 +229,40 @@ recommendation recommend(const site_profile& p, const cost_model& cost, double p
     return r;
 }
 
+namespace {
+
+// Every cost by name, the same way as the thresholds (classify.cpp): one list serves setting
+// and listing.
+template <class F>
+void for_each_cost(cost_model& c, F&& f) {
+    f("malloc_ns", c.malloc_ns);
+    f("free_ns", c.free_ns);
+    f("bump_ns", c.bump_ns);
+    f("stack_ns", c.stack_ns);
+    f("stack_free_ns", c.stack_free_ns);
+    f("pool_ns", c.pool_ns);
+    f("pool_free_ns", c.pool_free_ns);
+    f("tlsf_ns", c.tlsf_ns);
+    f("tlsf_free_ns", c.tlsf_free_ns);
+}
+
+}  // namespace
+
 bool set_cost(cost_model& c, std::string_view name, double value) noexcept {
-    struct field {
-        std::string_view name;
-        double cost_model::*member;
-    };
-    static constexpr field fields[] = {
-        {"malloc_ns", &cost_model::malloc_ns},
-        {"free_ns", &cost_model::free_ns},
-        {"bump_ns", &cost_model::bump_ns},
-        {"stack_ns", &cost_model::stack_ns},
-        {"stack_free_ns", &cost_model::stack_free_ns},
-        {"pool_ns", &cost_model::pool_ns},
-        {"pool_free_ns", &cost_model::pool_free_ns},
-        {"tlsf_ns", &cost_model::tlsf_ns},
-        {"tlsf_free_ns", &cost_model::tlsf_free_ns},
-    };
-    for (const auto& f : fields) {
-        if (f.name == name) {
-            c.*f.member = value;
-            return true;
-        }
-    }
-    return false;
+    bool found = false;
+    for_each_cost(c, [&](std::string_view n, double& field) {
+        if (n != name) return;
+        found = true;
+        field = value;
+    });
+    return found;
+}
+
+std::vector<std::string_view> cost_names() {
+    std::vector<std::string_view> out;
+    cost_model c;
+    for_each_cost(c, [&](std::string_view n, double&) { out.push_back(n); });
+    return out;
 }
 
 advice advise(classification c, const cost_model& cost) {

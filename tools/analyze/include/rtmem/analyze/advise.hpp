@@ -66,6 +66,8 @@ struct format_options {
 };
 /// Sets one cost by its field name (e.g. "malloc_ns"); false for an unknown name.
 bool set_cost(cost_model& c, std::string_view name, double value) noexcept;
+/// The names set_cost accepts, for help texts.
+[[nodiscard]] std::vector<std::string_view> cost_names();
 [[nodiscard]] std::string format_text(const advice& a, const site_namer& name,
                                       const format_options& o = {});
 [[nodiscard]] std::string format_json(const advice& a, const site_namer& name);
