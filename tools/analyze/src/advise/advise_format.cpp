@@ -5,7 +5,7 @@
 
 #include "json_escape.hpp"
 #include "rtmem/analyze/advise.hpp"
-#include "rtmem/analyze/html_sections.hpp"
+#include "rtmem/analyze/html_escape.hpp"
 
 namespace rtmem::analyze {
 

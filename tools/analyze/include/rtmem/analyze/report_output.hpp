@@ -23,6 +23,8 @@ class site_names {
     std::string key(std::uint32_t stack);
     /// Frames outermost first (for flame graphs).
     std::vector<std::string> path(std::uint32_t stack);
+    /// The symbolizer names come from (nullptr: addresses).
+    [[nodiscard]] symbolizer* symbols() const noexcept { return sym_; }
 
   private:
     std::string frame(std::uint64_t ip);
@@ -47,7 +49,8 @@ void print_text(std::ostream& out, const trace_info& info, const report_data& r,
                 std::size_t top);
 [[nodiscard]] nlohmann::json to_json(const trace_info& info, const report_data& r,
                                      site_names& names, std::size_t top);
-/// One self-contained page (inline CSS and JS, no network), plus registered html_sections.
+/// The outputs walk the sections of report_sections.hpp in order.
+/// One self-contained page (inline CSS and JS, no network).
 [[nodiscard]] std::string to_html(const trace_info& info, const report_data& r, site_names& names,
                                   event_source& source, std::size_t top);
 
