@@ -61,6 +61,7 @@ class analyzer : public decode_handler {
     // A block given up by realloc is never a temporary: the program still holds its data.
     void on_realloc(const event& e, const live_block* old, live_block* fresh, std::uint64_t ns) {
         if (old != nullptr) release(e, *old, 0, true);
+        if (old != nullptr && fresh != nullptr && e.ptr == e.old_ptr) ++r_.reallocs_in_place;
         if (fresh != nullptr) {
             allocate(e, *fresh, ns);
         } else if (e.size != 0) {

@@ -34,6 +34,8 @@ void summary_text(std::ostream& out, const section_input& in) {
         if (in.r.calls[k] != 0) out << " " << op_name(static_cast<op>(k)) << " " << in.r.calls[k];
     }
     out << "\n";
+    if (const std::uint64_t reallocs = in.r.calls[static_cast<std::size_t>(op::realloc)]; reallocs != 0)
+        out << "realloc in place " << in.r.reallocs_in_place << " of " << reallocs << "\n";
     out << "bytes allocated " << human_bytes(in.r.bytes_allocated) << "; peak live "
         << human_bytes(in.r.peak_live_bytes) << " (" << in.r.peak_live_bytes << " B) at "
         << human_ns(in.r.peak_time_ns) << "\n";
@@ -77,6 +79,7 @@ void summary_json(nlohmann::json& j, const section_input& in) {
                    {"cross_thread_bytes", in.r.cross_thread_bytes},
                    {"unknown_frees", in.r.unknown_frees},
                    {"failed", in.r.failed},
+                   {"reallocs_in_place", in.r.reallocs_in_place},
                    {"time_ns", in.r.time_ns},
                    {"timing_period", in.r.timing_period}};
 }
@@ -99,6 +102,8 @@ std::string summary_html(const section_input& in) {
     row(in.r.windowed ? "live at window end" : "leaked at exit",
         human_bytes(in.r.leaked_bytes) + " in " + std::to_string(in.r.leaked_blocks) + " blocks");
     row("temporaries", std::to_string(in.r.temporaries));
+    if (const std::uint64_t reallocs = in.r.calls[static_cast<std::size_t>(op::realloc)]; reallocs != 0)
+        row("realloc in place", std::to_string(in.r.reallocs_in_place) + " of " + std::to_string(reallocs));
     row("cross-thread frees", std::to_string(in.r.cross_thread_frees));
     row(in.r.timing_period > 1 ? "estimated time in the allocator" : "measured time in the allocator",
         human_ns(in.r.time_ns) + (in.r.timing_period > 1
