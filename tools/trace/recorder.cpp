@@ -1,5 +1,6 @@
 // The recorder of librtmem-trace.so: start-up (resolving the real functions, opening the
-// trace), the end of the trace on every way a process can end, fork and the bootstrap buffer.
+// trace), the end of the trace on every way a process can end, and fork. The real functions,
+// the recursion guard and the bootstrap buffer are tools/interpose's.
 // The hot path lives in event_buffers.cpp, stacks in stack_table.cpp, output in
 // chunk_writer.cpp. No stdio, no C++ runtime allocation: raw syscalls, memory from mmap.
 #include <dlfcn.h>
@@ -18,10 +19,8 @@
 
 namespace rtmem::trace {
 
-real_functions real{};
 bool g_use_tsc = false;
 std::uint32_t g_timing_period = trace_format::contract::default_timing_period;
-constinit thread_local int tl_guard __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace internal {
 
@@ -284,40 +283,6 @@ void find_self() noexcept {
     g_self_end = r.hi;
 }
 
-template <class F>
-void resolve(F& fn, const char* name) noexcept {
-    fn = reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
-}
-
-void resolve_all() noexcept {
-    resolve(real.malloc, "malloc");
-    resolve(real.calloc, "calloc");
-    resolve(real.realloc, "realloc");
-    resolve(real.free, "free");
-    resolve(real.memalign, "memalign");
-    resolve(real.posix_memalign, "posix_memalign");
-    resolve(real.aligned_alloc, "aligned_alloc");
-    resolve(real.valloc, "valloc");
-    resolve(real.pvalloc, "pvalloc");
-    resolve(real.malloc_usable_size, "malloc_usable_size");
-    resolve(real.new_scalar, "_Znwm");
-    resolve(real.new_array, "_Znam");
-    resolve(real.new_scalar_nothrow, "_ZnwmRKSt9nothrow_t");
-    resolve(real.new_array_nothrow, "_ZnamRKSt9nothrow_t");
-    resolve(real.new_scalar_aligned, "_ZnwmSt11align_val_t");
-    resolve(real.new_array_aligned, "_ZnamSt11align_val_t");
-    resolve(real.new_scalar_aligned_nothrow, "_ZnwmSt11align_val_tRKSt9nothrow_t");
-    resolve(real.new_array_aligned_nothrow, "_ZnamSt11align_val_tRKSt9nothrow_t");
-    resolve(real.delete_scalar, "_ZdlPv");
-    resolve(real.delete_array, "_ZdaPv");
-    resolve(real.delete_scalar_aligned, "_ZdlPvSt11align_val_t");
-    resolve(real.delete_array_aligned, "_ZdaPvSt11align_val_t");
-    resolve(real.exit_now, "_exit");
-    resolve(real.execve, "execve");
-    resolve(real.execvpe, "execvpe");
-    resolve(real.fexecve, "fexecve");
-}
-
 // Uses the TSC when the CPU says it is invariant (constant_tsc and nonstop_tsc): ~1 ms of
 // calibration against CLOCK_MONOTONIC at start.
 void calibrate_tsc() noexcept {
@@ -349,7 +314,7 @@ void calibrate_tsc() noexcept {
 
 void initialize() noexcept {
     guard_scope g;
-    resolve_all();
+    interpose::resolve_real();
     if (real.malloc == nullptr || real.free == nullptr || real.calloc == nullptr ||
         real.realloc == nullptr) {
         write_stderr("rtmem-trace: cannot resolve malloc; not recording\n");
@@ -420,10 +385,6 @@ __attribute__((destructor)) void at_exit() {
     finish(fmt::end_reason::exit, 0, false);
 }
 
-// Bootstrap: a bump buffer; blocks carry their size in a 16-byte header and are never freed.
-alignas(4096) char g_bootstrap[4u << 20];
-std::atomic<std::size_t> g_bootstrap_used{0};
-
 }  // namespace
 
 std::uint64_t now_ns() noexcept {
@@ -451,31 +412,6 @@ void finish_before_exec() noexcept {
 }
 void finish_quick_exit() noexcept {
     finish(fmt::end_reason::quick_exit, 0, false);
-}
-
-void* bootstrap_alloc(std::size_t size, std::size_t align) noexcept {
-    if (align < 16) align = 16;
-    std::size_t need = ((size + 15) & ~std::size_t{15}) + align + 16;
-    std::size_t start = g_bootstrap_used.fetch_add(need);
-    if (start + need > sizeof g_bootstrap) {
-        errno = ENOMEM;
-        return nullptr;
-    }
-    auto base = reinterpret_cast<std::uintptr_t>(g_bootstrap) + start + 16;
-    std::uintptr_t p = (base + align - 1) & ~(align - 1);
-    std::size_t stored = size;
-    std::memcpy(reinterpret_cast<void*>(p - 16), &stored, sizeof stored);
-    return reinterpret_cast<void*>(p);
-}
-bool is_bootstrap(const void* p) noexcept {
-    auto a = reinterpret_cast<std::uintptr_t>(p);
-    auto b = reinterpret_cast<std::uintptr_t>(g_bootstrap);
-    return a >= b && a < b + sizeof g_bootstrap;
-}
-std::size_t bootstrap_size(const void* p) noexcept {
-    std::size_t s = 0;
-    std::memcpy(&s, static_cast<const char*>(p) - 16, sizeof s);
-    return s;
 }
 
 }  // namespace rtmem::trace
