@@ -68,23 +68,11 @@ trace_info describe(const trace_reader& reader) {
     i.file_size = reader.file_size();
     i.complete = reader.complete();
     i.dropped = reader.dropped_events();
-    switch (reader.end()) {
-        case trace_end::exit:
-            i.end = "exit";
-            break;
-        case trace_end::quick_exit:
-            i.end = "_exit";
-            break;
-        case trace_end::signal:
-            i.end = "signal " + std::to_string(reader.end_signal());
-            break;
-        case trace_end::exec:
-            i.end = "exec";
-            break;
-        case trace_end::unknown:
-            i.end = "no end record (killed?)";
-            break;
-    }
+    // By trace_end: unknown, exit, quick_exit, signal, exec.
+    static constexpr const char* ends[] = {"no end record (killed?)", "exit", "_exit", "signal",
+                                           "exec"};
+    i.end = ends[static_cast<std::size_t>(reader.end())];
+    if (reader.end() == trace_end::signal) i.end += " " + std::to_string(reader.end_signal());
     return i;
 }
 

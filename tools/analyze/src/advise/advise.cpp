@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "named_fields.hpp"
+
 namespace rtmem::analyze {
 
 namespace {
@@ -211,20 +213,12 @@ void for_each_cost(cost_model& c, F&& f) {
 }  // namespace
 
 bool set_cost(cost_model& c, std::string_view name, double value) noexcept {
-    bool found = false;
-    for_each_cost(c, [&](std::string_view n, double& field) {
-        if (n != name) return;
-        found = true;
-        field = value;
-    });
-    return found;
+    return detail::set_field([&](auto&& f) { for_each_cost(c, f); }, name, value);
 }
 
 std::vector<std::string_view> cost_names() {
-    std::vector<std::string_view> out;
     cost_model c;
-    for_each_cost(c, [&](std::string_view n, double&) { out.push_back(n); });
-    return out;
+    return detail::field_names([&](auto&& f) { for_each_cost(c, f); });
 }
 
 advice advise(classification c, const cost_model& cost) {

@@ -2,6 +2,7 @@
 // (decoder.hpp) that fills site profiles.
 #include "rtmem/analyze/classify.hpp"
 
+#include "named_fields.hpp"
 #include "rtmem/analyze/decoder.hpp"
 
 #include <algorithm>
@@ -322,21 +323,12 @@ void for_each_threshold(thresholds& t, F&& f) {
 }  // namespace
 
 bool set_threshold(thresholds& t, std::string_view name, double value) noexcept {
-    bool found = false;
-    for_each_threshold(t, [&](std::string_view n, auto& field) {
-        if (n != name) return;
-        found = true;
-        using T = std::remove_reference_t<decltype(field)>;
-        field = static_cast<T>(value);
-    });
-    return found;
+    return detail::set_field([&](auto&& f) { for_each_threshold(t, f); }, name, value);
 }
 
 std::vector<std::string_view> threshold_names() {
-    std::vector<std::string_view> out;
     thresholds t;
-    for_each_threshold(t, [&](std::string_view n, auto&) { out.push_back(n); });
-    return out;
+    return detail::field_names([&](auto&& f) { for_each_threshold(t, f); });
 }
 
 classification classify(event_source& source, const site_map& sites, const thresholds& limits) {

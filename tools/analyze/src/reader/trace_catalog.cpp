@@ -135,22 +135,11 @@ class scanner {
             fail(c.offset, "bad end record");
         }
         std::memcpy(&r, p.data(), sizeof r);
-        switch (static_cast<fmt::end_reason>(r.reason)) {
-            case fmt::end_reason::exit:
-                t_.end = trace_end::exit;
-                break;
-            case fmt::end_reason::quick_exit:
-                t_.end = trace_end::quick_exit;
-                break;
-            case fmt::end_reason::signal:
-                t_.end = trace_end::signal;
-                break;
-            case fmt::end_reason::exec:
-                t_.end = trace_end::exec;
-                break;
-            default:
-                fail(c.offset, "bad end reason");
-        }
+        // By end_reason (1..4): exit, quick_exit, signal, exec.
+        static constexpr trace_end ends[] = {trace_end::exit, trace_end::quick_exit,
+                                             trace_end::signal, trace_end::exec};
+        if (r.reason < 1 || r.reason > std::size(ends)) fail(c.offset, "bad end reason");
+        t_.end = ends[r.reason - 1];
         t_.end_signal = static_cast<int>(r.signal);
         t_.dropped = r.dropped;
         t_.recorded = r.events;
