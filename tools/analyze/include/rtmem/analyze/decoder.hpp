@@ -19,7 +19,6 @@
 
 #include "rtmem/analyze/event.hpp"
 #include "rtmem/analyze/live_blocks.hpp"
-#include "rtmem/analyze/site.hpp"
 
 namespace rtmem::analyze {
 
@@ -39,8 +38,6 @@ struct decode_handler {
 /// the window, then reads the window with another handler).
 class decoder {
   public:
-    /// With `sites`, blocks carry their site id (live_block::site); without, their stack id.
-    explicit decoder(const site_map* sites = nullptr) : sites_(sites) {}
 
     /// Reads `source` from where it stands to its end.
     template <class Handler>
@@ -98,14 +95,12 @@ class decoder {
         b.size = e.size;
         b.time_ns = e.time_ns;
         b.seq = seq_++;
-        b.frame = frames_;
+        b.frame = static_cast<std::uint32_t>(frames_);
         b.stack = e.stack;
-        b.site = sites_ != nullptr ? sites_->site_of(e.stack) : e.stack;
         b.thread = e.thread;
         return live_.insert(b);
     }
 
-    const site_map* sites_;
     live_blocks live_;
     std::vector<std::uint8_t> threads_seen_;
     std::uint64_t seq_ = 0, frames_ = 0;
