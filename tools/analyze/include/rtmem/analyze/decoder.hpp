@@ -15,6 +15,7 @@
 // Frees of null call nothing but on_event/after_event.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "rtmem/analyze/event.hpp"
@@ -50,10 +51,12 @@ class decoder {
     template <class Handler>
     void step(const event& e, std::uint64_t ns, Handler& h) {
         h.on_event(e, ns);
-        if (e.thread >= threads_seen_.size() || threads_seen_[e.thread] == 0) {
-            if (e.thread >= threads_seen_.size()) threads_seen_.resize(e.thread + 1, 0);
-            threads_seen_[e.thread] = 1;
-            h.on_thread(e.thread);
+        if constexpr (wants_threads<Handler>) {  // the check costs on every event: only if asked
+            if (e.thread >= threads_seen_.size() || threads_seen_[e.thread] == 0) {
+                if (e.thread >= threads_seen_.size()) threads_seen_.resize(e.thread + 1, 0);
+                threads_seen_[e.thread] = 1;
+                h.on_thread(e.thread);
+            }
         }
         if (is_allocation(e.kind)) {
             if (e.ptr == 0) {
@@ -89,6 +92,11 @@ class decoder {
     [[nodiscard]] std::uint64_t frames() const noexcept { return frames_; }
 
   private:
+    /// The handler hides decode_handler::on_thread.
+    template <class Handler>
+    static constexpr bool wants_threads =
+        !std::is_same_v<decltype(&Handler::on_thread), decltype(&decode_handler::on_thread)>;
+
     live_block& hold(const event& e) {
         live_block b;
         b.ptr = e.ptr;
