@@ -225,6 +225,26 @@ TEST_F(record_test, exec_ends_the_trace_and_the_new_image_is_followed_only_on_re
     EXPECT_EQ(count_size(events_of(c), 3232), 1u);
 }
 
+TEST_F(record_test, vfork_and_exec_in_the_child_leave_the_parent_trace_running) {
+    record({"vfork"});
+    {
+        trace_reader r(trace_path().string());
+        EXPECT_EQ(r.end(), rtmem::analyze::trace_end::exit) << "the child's exec ended it";
+        auto ev = events_of(r);
+        EXPECT_EQ(count_size(ev, 3636), 1u);
+        EXPECT_EQ(count_size(ev, 3737), 1u) << "allocations after the vfork child exec'd";
+        EXPECT_EQ(count_size(ev, 3232), 0u);
+        EXPECT_TRUE(child_traces().empty());
+    }
+    record({"vfork"}, {"--follow-fork"});
+    auto children = child_traces();
+    ASSERT_EQ(children.size(), 1u);
+    trace_reader c(children[0].string());
+    EXPECT_EQ(count_size(events_of(c), 3232), 1u);
+    trace_reader r(trace_path().string());
+    EXPECT_EQ(count_size(events_of(r), 3737), 1u);
+}
+
 TEST_F(record_test, posix_spawn_child_is_not_traced_into_the_parent_file) {
     record({"spawn"});
     trace_reader r(trace_path().string());
