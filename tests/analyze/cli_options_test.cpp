@@ -39,8 +39,8 @@ TEST_F(cli_options_test, counts_out_of_range_exit_2_with_a_short_message) {
                        bad_case{"advise --top -2", "--top"}}) {
         std::string args = c.args;
         std::string files = args.rfind("diff", 0) == 0 ? trace + " " + trace : trace;
-        std::string cmd = std::string(RTMEM_CLI) + " " + args + " " + files + " >/dev/null 2>" +
-                          path("err.txt");
+        std::string cmd =
+            std::string(RTMEM_CLI) + " " + args + " " + files + " >/dev/null 2>" + path("err.txt");
         int status = std::system(cmd.c_str());
         ASSERT_TRUE(WIFEXITED(status)) << c.args;
         EXPECT_EQ(WEXITSTATUS(status), 2) << c.args;

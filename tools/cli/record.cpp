@@ -56,8 +56,8 @@ std::string find_preload_library() {
     for (const auto& c : candidates) {
         if (fs::exists(c, ec)) return fs::absolute(c, ec).string();
     }
-    throw rtmem::cli::usage_error(
-        "cannot find librtmem-trace.so (set " + std::string(contract::env_library) + " to its path)");
+    throw rtmem::cli::usage_error("cannot find librtmem-trace.so (set " +
+                                  std::string(contract::env_library) + " to its path)");
 }
 
 // Where execvp would find `name`: itself when it holds a '/', else the first executable file
@@ -99,7 +99,8 @@ bool is_static_elf(const std::string& path) {
     if (fd < 0) return false;
     unsigned char ident[EI_NIDENT] = {};
     bool result = false;
-    if (pread(fd, ident, sizeof ident, 0) == EI_NIDENT && std::memcmp(ident, ELFMAG, SELFMAG) == 0) {
+    if (pread(fd, ident, sizeof ident, 0) == EI_NIDENT &&
+        std::memcmp(ident, ELFMAG, SELFMAG) == 0) {
         result = ident[EI_CLASS] == ELFCLASS64 ? has_no_interpreter<Elf64_Ehdr, Elf64_Phdr>(fd)
                                                : has_no_interpreter<Elf32_Ehdr, Elf32_Phdr>(fd);
     }
@@ -155,12 +156,17 @@ void print_summary(const std::string& file) {
               << (reader.thread_count() == 1 ? " thread, " : " threads, ")
               << rtmem::analyze::human_bytes(reader.file_size()) << " in " << file;
     switch (reader.end()) {
-        case rtmem::analyze::trace_end::exec: std::cerr << " (ended by exec)"; break;
+        case rtmem::analyze::trace_end::exec:
+            std::cerr << " (ended by exec)";
+            break;
         case rtmem::analyze::trace_end::signal:
             std::cerr << " (ended by signal " << reader.end_signal() << ")";
             break;
-        case rtmem::analyze::trace_end::unknown: std::cerr << " (incomplete)"; break;
-        default: break;
+        case rtmem::analyze::trace_end::unknown:
+            std::cerr << " (incomplete)";
+            break;
+        default:
+            break;
     }
     if (reader.dropped_events() != 0) {
         std::cerr << "; " << reader.dropped_events() << " calls not recorded (while ending)";
@@ -175,8 +181,9 @@ int run_record(const record_args& a) {
     std::string program = resolve_program(a.command[0]);
     if (!program.empty() && is_static_elf(program)) {
         throw rtmem::cli::usage_error(
-            program + " is statically linked: it loads no shared library, so the tracer (an "
-                      "LD_PRELOAD library) cannot record it; trace a dynamically linked build");
+            program +
+            " is statically linked: it loads no shared library, so the tracer (an "
+            "LD_PRELOAD library) cannot record it; trace a dynamically linked build");
     }
     check_output(a.output.empty() ? std::string("rtmem.rtt") : a.output);
     auto started = std::filesystem::file_time_type::clock::now() - std::chrono::seconds(1);
