@@ -486,6 +486,17 @@ TEST_F(record_test, a_static_program_is_refused_with_the_reason) {
     EXPECT_EQ(r.err.find("no readable trace"), std::string::npos) << r.err;
 }
 
+TEST_F(record_test, a_script_run_by_a_static_interpreter_says_why_nothing_was_recorded) {
+    fs::path script = dir_ / "script";
+    std::ofstream(script) << "#!" << RTMEM_STATIC_SUBJECT << "\n";
+    fs::permissions(script, fs::perms::owner_all);
+    auto r = run({RTMEM_CLI, "record", "-o", trace_path().string(), "--", script.string()}, dir_);
+    ASSERT_TRUE(WIFEXITED(r.status));
+    EXPECT_EQ(WEXITSTATUS(r.status), 0);
+    EXPECT_EQ(r.out, "static subject ran\n");
+    EXPECT_NE(r.err.find("did not load the tracer"), std::string::npos) << r.err;
+}
+
 TEST_F(record_test, a_missing_program_gives_one_error) {
     for (std::string prog : {(dir_ / "no-such-program").string(), std::string("no-such-program-rtmem")}) {
         auto r = run({RTMEM_CLI, "record", "-o", trace_path().string(), "--", prog}, dir_);

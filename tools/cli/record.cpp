@@ -247,10 +247,18 @@ int run_record(const record_args& a) {
         return 127;  // as a shell does for a command it cannot run
     }
 
-    try {
-        print_summary(file);
-    } catch (const std::exception& e) {
-        std::cerr << "rtmem: warning: no readable trace: " << e.what() << "\n";
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec)) {
+        // The directory was checked: the tracer never started in the program's process.
+        std::cerr << "rtmem: warning: no trace was written to " << file
+                  << ": the program did not load the tracer (a statically linked or setuid "
+                     "program, or one run through such an interpreter, ignores LD_PRELOAD)\n";
+    } else {
+        try {
+            print_summary(file);
+        } catch (const std::exception& e) {
+            std::cerr << "rtmem: warning: no readable trace: " << e.what() << "\n";
+        }
     }
     if (a.follow_fork) {
         for (const auto& c : child_traces(file, started)) {
