@@ -1,8 +1,10 @@
 // The list of rtmem allocators the adapter tests run on: one factory per allocator, each owning
 // the allocator (and whatever it needs) for one test. Traits say how the allocator may be used:
-//   elements    how many elements the container tests use (a pool's blocks bound its largest
-//   request) frees       deallocate gives memory back (false: linear-style, memory returns on
-//   reset/rewind) lifo_only   blocks must be freed in reverse order (stack allocators)
+//   elements   how many elements the container tests use (a pool's blocks bound the largest
+//              request)
+//   frees      deallocate gives memory back (false: linear-style, memory returns on
+//              reset/rewind)
+//   lifo_only  blocks must be freed in reverse order (stack allocators)
 #pragma once
 #include <gtest/gtest.h>
 
