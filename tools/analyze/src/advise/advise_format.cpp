@@ -40,8 +40,9 @@ std::string indent(const std::string& text, const std::string& prefix) {
     return out;
 }
 
+/// General sites are listed on request, except those shared across threads (rt_heap advised).
 bool listed(const recommendation& r, const format_options& o) {
-    return o.include_general || r.cls != site_class::general;
+    return o.include_general || r.cls != site_class::general || r.allocator == "rt_heap";
 }
 
 std::string summary_line(const advice& a) {
@@ -160,6 +161,8 @@ std::string format_json(const advice& a, const site_namer& name) {
                ", \"advised_ns\": " + num(r.advised_ns) + ", \"evidence\": \"" +
                json_escape(r.evidence) + "\", \"sketch\": \"" + json_escape(r.sketch) + "\"";
         if (p != nullptr) {
+            out += std::string(", \"shared_across_threads\": ") +
+                   (p->shared_across_threads() ? "true" : "false");
             out += ", \"profile\": {\"allocations\": " + std::to_string(p->allocations) +
                    ", \"frees\": " + std::to_string(p->frees) +
                    ", \"reallocs\": " + std::to_string(p->reallocs) +
@@ -179,7 +182,8 @@ std::string format_json(const advice& a, const site_namer& name) {
                    ", \"frame_fit\": " + std::to_string(p->frame_fit) +
                    ", \"frame_peak_bytes\": " + std::to_string(p->frame_peak_bytes) +
                    ", \"live_at_end\": " + std::to_string(p->live_at_end) +
-                   ", \"cross_thread_frees\": " + std::to_string(p->cross_thread_frees) + "}";
+                   ", \"cross_thread_frees\": " + std::to_string(p->cross_thread_frees) +
+                   ", \"multi_thread\": " + (p->multi_thread ? "true" : "false") + "}";
         }
         out += "}";
     }
