@@ -130,6 +130,14 @@ TEST_F(SharedHeapAdvice, SharedSitesListedByDefaultWithJsonField) {
     all.include_general = true;
     EXPECT_NE(format_text(a, name, all).find("tlsf_allocator"), std::string::npos);
 
+    format_options one;
+    one.top = 1;  // the shared sites rank after every site that claims a saving
+    const std::string short_text = format_text(a, name, one);
+    EXPECT_NE(short_text.find("+ 1 general site shared across threads, rt_heap advised"),
+              std::string::npos)
+        << short_text;
+    EXPECT_EQ(format_text(a, name).find("+ "), std::string::npos);  // all listed: no summary
+
     const std::string json = format_json(a, name);
     auto entry = [&](std::uint32_t stack) {
         const auto at = json.find("\"site\": " + std::to_string(sites.site_of(stack)) + ",");

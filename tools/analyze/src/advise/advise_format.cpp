@@ -54,6 +54,25 @@ std::string summary_line(const advice& a) {
     return s;
 }
 
+/// Shared general sites (rt_heap) claim no saving, so they rank last: past --top, one line
+/// still says how many there are and names the busiest.
+std::string unlisted_shared(const advice& a, const site_namer& name, const format_options& o) {
+    std::size_t n = 0, sites = 0;
+    std::uint64_t calls = 0;
+    const recommendation* busiest = nullptr;
+    for (const auto& r : a.ranked) {
+        if (!listed(r, o)) continue;
+        if (n++ < o.top || o.top == 0 || r.allocator != "rt_heap") continue;
+        ++sites;
+        calls += r.calls;
+        if (busiest == nullptr || r.calls > busiest->calls) busiest = &r;
+    }
+    if (busiest == nullptr) return "";
+    return "    + " + std::to_string(sites) + " general site" + (sites == 1 ? "" : "s") +
+           " shared across threads, rt_heap advised (" + with_commas(calls) +
+           " calls; the busiest: " + name(busiest->site) + "); --top 0 lists them\n";
+}
+
 std::string num(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f", v);
@@ -92,6 +111,7 @@ std::string format_text(const advice& a, const site_namer& name, const format_op
                pad(human_ns(r.saved_ns()), 10) + name(r.site) + "\n";
     }
     if (n == 0) out += "    (no site fits an rtmem allocator better than malloc)\n";
+    out += unlisted_shared(a, name, o);
     n = 0;
     for (const auto& r : a.ranked) {
         if (!listed(r, o)) continue;
