@@ -46,7 +46,8 @@ long consume() {
         lock.unlock();
         sum += held.back() != nullptr ? held.back()[0] : 0;
         if (held.size() > 64) {
-            const std::size_t k = std::uniform_int_distribution<std::size_t>(0, held.size() - 1)(rng);
+            const std::size_t k =
+                std::uniform_int_distribution<std::size_t>(0, held.size() - 1)(rng);
             std::free(held[k]);
             held[k] = held.back();
             held.pop_back();

@@ -64,13 +64,14 @@ void shared_heap(recommendation& r, const site_profile& p, const cost_model& cos
     r.evidence += "; shared across threads: " + with_commas(p.cross_thread_frees) + " of " +
                   with_commas(p.frees) + " frees by another thread than the allocating one" +
                   (p.multi_thread ? ", allocated on several threads" : "");
-    r.sketch = "static rtmem::rt_heap shared_heap;   // per-thread heaps, bounded per call\n"
-               "void* p = shared_heap.allocate(n, alignof(T));   // was malloc(n), any thread\n"
-               "shared_heap.deallocate(p, n, alignof(T));        // was free(p), any thread\n"
-               "// real-time: rtmem::rt_heap shared_heap{rtmem::rt_heap_options::real_time_with(" +
-               size_expr(r.capacity_bytes) +
-               " * THREADS)}; and shared_heap.attach() at each thread's start\n"
-               "// pmr containers: rtmem::resource<rtmem::rt_heap> res{shared_heap};";
+    r.sketch =
+        "static rtmem::rt_heap shared_heap;   // per-thread heaps, bounded per call\n"
+        "void* p = shared_heap.allocate(n, alignof(T));   // was malloc(n), any thread\n"
+        "shared_heap.deallocate(p, n, alignof(T));        // was free(p), any thread\n"
+        "// real-time: rtmem::rt_heap shared_heap{rtmem::rt_heap_options::real_time_with(" +
+        size_expr(r.capacity_bytes) +
+        " * THREADS)}; and shared_heap.attach() at each thread's start\n"
+        "// pmr containers: rtmem::resource<rtmem::rt_heap> res{shared_heap};";
     r.calls_saved = 0;
     r.advised_ns = std::max(static_cast<double>(p.allocations) * cost.tlsf_ns +
                                 static_cast<double>(p.frees) * cost.tlsf_free_ns,
