@@ -8,12 +8,14 @@
 #include <cstring>
 #include <span>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "floors.hpp"
 
 #include <rtmem/alloc/linear.hpp>
 #include <rtmem/alloc/pool.hpp>
+#include <rtmem/alloc/rt_heap.hpp>
 #include <rtmem/alloc/tlsf.hpp>
 
 // Out of line, unmangled and never cloned or specialised, so callgrind finds it by name.
@@ -65,6 +67,15 @@ RTMEM_PERF_CASE void* rtmem_perf_tlsf_allocate(rtmem::tlsf_allocator* a) {
 }
 RTMEM_PERF_CASE void rtmem_perf_tlsf_free(rtmem::tlsf_allocator* a, void* p) {
     a->deallocate(p, block, 16);
+}
+// rt_heap, the calling thread's own blocks: the binding test, the remote-queue test, then TLSF.
+// A free of a block another thread allocated is the wait-free push onto its owner's queue; an
+// allocate that finds the queue full takes drain_batch blocks back first (each a TLSF free).
+RTMEM_PERF_CASE void* rtmem_perf_rt_heap_allocate(rtmem::rt_heap* h) {
+    return h->allocate(block, 16);
+}
+RTMEM_PERF_CASE void rtmem_perf_rt_heap_free(rtmem::rt_heap* h, void* p) {
+    h->deallocate(p, block, 16);
 }
 // The harness's own cost (entry and return), subtracted from every case.
 RTMEM_PERF_CASE void* rtmem_perf_baseline(void* p) {
@@ -141,6 +152,50 @@ int main(int argc, char** argv) {
         rtmem::tlsf_allocator a{std::span<std::byte>(buffer), which == "tlsf_cached" ? 7u : 0u};
         return repeat(calls,
                       [&] { return pair(&a, rtmem_perf_tlsf_allocate, rtmem_perf_tlsf_free); });
+    }
+    if (which == "rt_heap_cached" || which == "rt_heap_worst") {
+        rtmem::rt_heap_options o;
+        o.reserve_bytes = 64u << 20;
+        o.cache_depth = which == "rt_heap_cached" ? 8 : 0;
+        rtmem::rt_heap h{o};
+        if (!h.attach()) return 1;
+        void* warm = h.allocate(block, 16);  // the first segment is granted outside the count
+        h.deallocate(warm, block, 16);
+        return repeat(calls,
+                      [&] { return pair(&h, rtmem_perf_rt_heap_allocate, rtmem_perf_rt_heap_free); });
+    }
+    if (which == "rt_heap_remote_free") {
+        // Another thread allocates every block and exits; this thread frees them all.
+        rtmem::rt_heap h{};
+        std::vector<void*> blocks(static_cast<std::size_t>(calls));
+        std::thread([&] {
+            for (auto& p : blocks) p = h.allocate(block, 16);
+        }).join();
+        long i = 0;
+        return repeat(calls, [&] {
+            void* p = blocks[static_cast<std::size_t>(i++)];
+            rtmem_perf_rt_heap_free(&h, p);
+            return p;
+        });
+    }
+    if (which == "rt_heap_drain") {
+        // Each measured allocate first takes back a full batch (16) of this thread's blocks freed
+        // while the thread was bound to another heap (so they took the cross-thread path), with
+        // the front cache off so each is a coalescing TLSF free.
+        rtmem::rt_heap_options o;
+        o.reserve_bytes = 64u << 20;
+        o.cache_depth = 0;
+        rtmem::rt_heap h{o}, other{};
+        void* batch[16];
+        return repeat(calls, [&] {
+            for (auto& p : batch) p = h.allocate(block, 16);
+            other.deallocate(other.allocate(16, 16), 16, 16);  // binds this thread to `other`
+            for (auto* p : batch) h.deallocate(p, block, 16);   // queued: not bound to h
+            if (!h.attach()) return static_cast<void*>(nullptr);
+            void* p = rtmem_perf_rt_heap_allocate(&h);
+            h.deallocate(p, block, 16);
+            return p;
+        });
     }
     std::fprintf(stderr, "unknown or unavailable case '%s'\n", argv[1]);
     return 2;
