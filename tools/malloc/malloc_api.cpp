@@ -1,8 +1,8 @@
 // The malloc family of librtmem-malloc.so, with glibc's answers to the edge cases: malloc(0) is
 // a unique pointer, realloc(p, 0) frees and returns nullptr, overflowing calloc/reallocarray
 // give nullptr with ENOMEM, posix_memalign returns EINVAL for a bad alignment without touching
-// errno, memalign/aligned_alloc round a non-power-of-two alignment up as glibc 2.36 does (by
-// handing such calls to glibc itself, whose rules then apply whatever its version).
+// errno, memalign rounds a non-power-of-two alignment up; aligned_alloc hands such an
+// alignment to glibc itself, whose rules for it changed in 2.38.
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,11 +26,12 @@ constexpr bool is_pow2(std::size_t a) noexcept {
     return a != 0 && (a & (a - 1)) == 0;
 }
 
-// memalign and aligned_alloc: power-of-two alignments are rt_heap's; anything else glibc's.
-void* aligned(std::size_t align, std::size_t size, void* (*glibc)(std::size_t, std::size_t)) {
+// aligned_alloc: power-of-two alignments are rt_heap's; glibc decides about the rest (2.36
+// rounds up like memalign, 2.38 on fails with EINVAL).
+void* aligned(std::size_t align, std::size_t size) {
     if (!is_pow2(align)) {
         if (!rtmem::interpose::real_resolved()) initialise();
-        if (glibc != nullptr) return glibc(align, size);
+        if (real.aligned_alloc != nullptr) return real.aligned_alloc(align, size);
     }
     return allocate(size, align <= 16 ? 0 : align);
 }
@@ -69,12 +70,20 @@ RTMEM_EXPORT void* reallocarray(void* p, std::size_t n, std::size_t m) {
     return reallocate(p, total);
 }
 
+// glibc's memalign: up to 16 is malloc, a non-power of two is rounded up, past SIZE_MAX/2+1
+// is EINVAL.
 RTMEM_EXPORT void* memalign(std::size_t align, std::size_t size) {
-    return aligned(align, size, real.memalign);
+    if (align <= 16) return allocate(size, 0);
+    if (align > SIZE_MAX / 2 + 1) {
+        errno = EINVAL;
+        return nullptr;
+    }
+    if (!is_pow2(align)) align = std::size_t{1} << (64 - __builtin_clzl(align));
+    return allocate(size, align);
 }
 
 RTMEM_EXPORT void* aligned_alloc(std::size_t align, std::size_t size) {
-    return aligned(align, size, real.aligned_alloc);
+    return aligned(align, size);
 }
 
 RTMEM_EXPORT int posix_memalign(void** out, std::size_t align, std::size_t size) {

@@ -2,6 +2,7 @@
 // handlers, and the figures printed at exit (RTMEM_MALLOC_STATS=1).
 #include "process_heap.hpp"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -31,6 +32,7 @@ constexpr unsigned max_threads = 128;
 alignas(rt_heap) unsigned char g_storage[sizeof(rt_heap)];
 std::atomic<int> g_init{0};  // 0 not started, 1 under way, 2 done
 std::atomic<std::size_t> g_fallbacks{0};
+int g_stats_fd = -1;  // stderr as it was at start (coreutils close fd 2 before atexit ends)
 
 // Environment numbers without the C library (strtoull may consult the locale).
 std::size_t parse_bytes(const char* s) noexcept {
@@ -59,7 +61,7 @@ void print_stats() {
                   static_cast<int>(getpid()), g_realtime ? " (real-time)" : "",
                   heap->segments_used(), heap->segment_count(), s.used, s.peak, s.live_count,
                   s.total_count, g_fallbacks.load(std::memory_order_relaxed));
-    say(line);
+    (void)!write(g_stats_fd, line, std::strlen(line));
 }
 
 void build_heap() noexcept {
@@ -107,7 +109,10 @@ bool initialise() noexcept {
         interpose::resolve_real();
         build_heap();
         pthread_atfork(before_fork, after_fork, after_fork);
-        if (env_flag(malloc_contract::env_stats)) std::atexit(print_stats);
+        if (env_flag(malloc_contract::env_stats)) {
+            g_stats_fd = fcntl(2, F_DUPFD_CLOEXEC, 10);
+            if (g_stats_fd >= 0) std::atexit(print_stats);
+        }
     }
     g_init.store(2, std::memory_order_release);
     return g_heap.load(std::memory_order_acquire) != nullptr;
