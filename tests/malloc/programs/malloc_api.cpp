@@ -42,8 +42,9 @@ bool filled(const void* p, std::size_t n, unsigned char seed) {
     return true;
 }
 
-// "name: null|ptr errno=E" and, for a pointer, its alignment check and usable >= n.
-void report(const char* name, void* p, std::size_t n, std::size_t align, int err) {
+// "name: null|ptr errno=E" (errno as the call left it) and, for a pointer, its alignment check and usable >= n.
+void report(const char* name, void* p, std::size_t n, std::size_t align) {
+    const int err = errno;  // read here: after the call that is an argument
     if (p == nullptr) {
         std::printf("%s: null errno=%d\n", name, err);
         return;
@@ -76,13 +77,13 @@ int main() {
     for (std::size_t n : {huge, too_big, huge - 4096}) {
         errno = 0;
         void* p = malloc(n);
-        report("malloc(huge)", p, 0, 1, errno);
+        report("malloc(huge)", p, 0, 1);
         free(p);
     }
     for (std::size_t n : {1ul, 15ul, 16ul, 24ul, 100ul, 1000ul, 4096ul, 100000ul, 3000000ul}) {
         errno = 0;
         void* p = malloc(n);
-        report("malloc(n)", p, n, 16, errno);
+        report("malloc(n)", p, n, 16);
         if (n <= 100000) owned("malloc(n)", p);
         std::printf("  kept=%d\n", filled(p, n, 3));
         free(p);
@@ -95,9 +96,9 @@ int main() {
     std::printf("calloc(0,0): %d errno=%d\n", c0 != nullptr, errno);
     free(c0);
     errno = 0;
-    std::printf("calloc overflow: %d errno=%d\n", calloc(huge / 2, 3) != nullptr, errno);
+    report("calloc overflow", calloc(huge / 2, 3), 0, 1);
     errno = 0;
-    std::printf("calloc(1, huge): %d errno=%d\n", calloc(1, huge) != nullptr, errno);
+    report("calloc(1, huge)", calloc(1, huge), 0, 1);
     for (int round = 0; round < 3; ++round) {  // reused memory must come back zeroed
         void* d = malloc(8000);
         std::memset(d, 0xab, 8000);
@@ -114,7 +115,7 @@ int main() {
     errno = 0;
     void* r = realloc(nullptr, 100);
     owned("realloc(NULL)", r);
-    report("realloc(NULL,100)", r, 100, 16, errno);
+    report("realloc(NULL,100)", r, 100, 16);
     for (std::size_t n : {200ul, 50ul, 5000ul, 2000000ul, 300ul, 64ul}) {
         errno = 0;
         void* q = realloc(r, n);
@@ -127,7 +128,8 @@ int main() {
     }
     errno = 0;
     void* q = realloc(r, huge);
-    std::printf("realloc(p,huge): %d errno=%d p_kept=%d\n", q != nullptr, errno, filled(r, 64, 3));
+    const int q_errno = errno;
+    std::printf("realloc(p,huge): %d errno=%d p_kept=%d\n", q != nullptr, q_errno, filled(r, 64, 3));
     errno = 0;
     q = realloc(r, 0);
     std::printf("realloc(p,0): %d errno=%d\n", q != nullptr, errno);
@@ -139,18 +141,18 @@ int main() {
 
     // reallocarray
     errno = 0;
-    std::printf("reallocarray(NULL,huge,2): %d errno=%d\n",
-                reallocarray(nullptr, huge, 2) != nullptr, errno);
+    report("reallocarray(NULL,huge,2)", reallocarray(nullptr, huge, 2), 0, 1);
     void* ra = reallocarray(nullptr, 10, 10);
     fill(ra, 100, 3);
     errno = 0;
     void* rb = reallocarray(ra, huge / 2, 4);
-    std::printf("reallocarray(p,overflow): %d errno=%d p_kept=%d\n", rb != nullptr, errno,
+    const int rb_errno = errno;
+    std::printf("reallocarray(p,overflow): %d errno=%d p_kept=%d\n", rb != nullptr, rb_errno,
                 filled(ra, 100, 3));
     rb = reallocarray(ra, 20, 20);
     std::printf("reallocarray(p,20,20): %d kept=%d\n", rb != nullptr, filled(rb, 100, 3));
     errno = 0;
-    std::printf("reallocarray(p,0,5): %d errno=%d\n", reallocarray(rb, 0, 5) != nullptr, errno);
+    report("reallocarray(p,0,5)", reallocarray(rb, 0, 5), 0, 1);
 
     // memalign / aligned_alloc
     const std::size_t aligns[] = {0, 1, 2, 8, 16, 24, 32, 48, 64, 256, 4096, 65536, 1u << 20};
@@ -162,23 +164,23 @@ int main() {
             void* p = memalign(al, n);
             char name[80];
             std::snprintf(name, sizeof name, "memalign(%zu,%zu)", al, n);
-            report(name, p, n, expect, errno);
+            report(name, p, n, expect);
             owned(name, p);
             free(p);
             errno = 0;
             p = aligned_alloc(al, n);
             std::snprintf(name, sizeof name, "aligned_alloc(%zu,%zu)", al, n);
-            report(name, p, n, expect, errno);
+            report(name, p, n, expect);
             if (al != 0 && (al & (al - 1)) == 0) owned(name, p);  // else glibc decides
             free(p);
         }
     }
     errno = 0;
-    report("memalign(SIZE_MAX/2+2)", memalign(huge / 2 + 2, 10), 10, 1, errno);
+    report("memalign(SIZE_MAX/2+2)", memalign(huge / 2 + 2, 10), 10, 1);
     errno = 0;
-    report("memalign(64,huge)", memalign(64, huge), 0, 1, errno);
+    report("memalign(64,huge)", memalign(64, huge), 0, 1);
     errno = 0;
-    report("aligned_alloc(64,huge)", aligned_alloc(64, huge), 0, 1, errno);
+    report("aligned_alloc(64,huge)", aligned_alloc(64, huge), 0, 1);
 
     // posix_memalign
     for (std::size_t al : {0ul, 4ul, 8ul, 16ul, 24ul, 32ul, 40ul, 64ul, 4096ul, 1ul << 20}) {
@@ -205,18 +207,18 @@ int main() {
     for (std::size_t n : {0ul, 1ul, 100ul, 5000ul}) {
         errno = 0;
         void* p = valloc(n);
-        report("valloc", p, n, page, errno);
+        report("valloc", p, n, page);
         owned("valloc", p);
         free(p);
         errno = 0;
         p = pvalloc(n);
-        report("pvalloc", p, n == 0 ? 0 : (n + page - 1) / page * page, page, errno);
+        report("pvalloc", p, n == 0 ? 0 : (n + page - 1) / page * page, page);
         free(p);
     }
     errno = 0;
-    report("pvalloc(huge)", pvalloc(huge), 0, 1, errno);
+    report("pvalloc(huge)", pvalloc(huge), 0, 1);
     errno = 0;
-    report("valloc(huge)", valloc(huge), 0, 1, errno);
+    report("valloc(huge)", valloc(huge), 0, 1);
 
     // operator new / delete
     void* n0 = ::operator new(0);
