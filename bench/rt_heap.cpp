@@ -24,12 +24,12 @@
 #include <utility>
 #include <vector>
 
+#include <mutex>
 #include "common.hpp"
 #include "rtmem/alloc/rt_heap.hpp"
 #include "rtmem/alloc/tlsf.hpp"
 #include "rtmem/sync/locked.hpp"
 #include "rtmem/sync/spin_mutex.hpp"
-#include <mutex>
 
 #if RTMEM_HAVE_MIMALLOC
 #include <mimalloc.h>

@@ -136,13 +136,12 @@ rt_heap::rt_heap(const rt_heap_options& options) noexcept
         meta_ = nullptr;
         return;
     }
-    // Fresh pages read as zero, so an untouched owner entry already is a null pointer.
     states_ = reinterpret_cast<std::atomic<int>*>(meta_);
-    for (unsigned i = 0; i < options.max_threads; ++i) new (&states_[i]) std::atomic<int>(slot_free);
+    for (unsigned i = 0; i < options.max_threads; ++i)
+        new (&states_[i]) std::atomic<int>(slot_free);
     owners_ = reinterpret_cast<std::atomic<thread_heap*>*>(meta_ + states_bytes);
-    if (options.real_time)  // else the table's pages stay untouched until segments are granted
-        for (std::size_t i = 0; i < segment_count_; ++i)
-            new (&owners_[i]) std::atomic<thread_heap*>(nullptr);
+    for (std::size_t i = 0; i < segment_count_; ++i)  // 8 bytes per segment: 32 KiB for 4 GiB
+        new (&owners_[i]) std::atomic<thread_heap*>(nullptr);
     heaps_ = meta_ + states_bytes + owners_bytes;
     base_ = segments;
     reserved_ = bytes;
@@ -240,8 +239,7 @@ bool rt_heap::grow(thread_heap& h, std::size_t size, std::size_t align) noexcept
     std::byte* p = base_ + (first << segment_shift_);
     const std::size_t bytes = k << segment_shift_;
     if (!options_.real_time && !virtual_memory::commit(p, bytes)) return false;
-    for (std::size_t i = first; i < first + k; ++i)
-        owners_[i].store(&h, std::memory_order_release);
+    for (std::size_t i = first; i < first + k; ++i) owners_[i].store(&h, std::memory_order_release);
     h.segments += k;
     return h.tlsf.add_pool(std::span<std::byte>(p, bytes));
 }

@@ -51,7 +51,9 @@ namespace {
 
 rtmem::rt_heap* rt = nullptr;  // null: malloc/free
 
-void* allocate(std::size_t n) noexcept { return rt ? rt->allocate(n, 16) : std::malloc(n); }
+void* allocate(std::size_t n) noexcept {
+    return rt ? rt->allocate(n, 16) : std::malloc(n);
+}
 void release(void* p, std::size_t n) noexcept {
     if (rt)
         rt->deallocate(p, n, 16);
@@ -182,7 +184,8 @@ void larson(unsigned threads, double scale) {
                         release(s.p, s.n);
                         fresh(s, r.range(16, 1000));
                     }
-                }).join();
+                })
+                    .join();
             }
             for (auto& s : slots) release(s.p, s.n);
         });
@@ -324,7 +327,8 @@ double ns_per_tick() {
     const std::uint64_t c0 = ticks();
     while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(100)) {
     }
-    const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    const double ns =
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     return ns / static_cast<double>(ticks() - c0);
 }
 
@@ -344,7 +348,10 @@ int main(int argc, char** argv) {
     std::unique_ptr<rtmem::rt_heap> owned;
     if (heap == "rt_heap" || heap == "rt_heap_rt") {
         rtmem::rt_heap_options o;
-        if (heap == "rt_heap_rt") o = rtmem::rt_heap_options::real_time_with(std::size_t{256} << 20);
+        if (heap == "rt_heap_rt")
+            o = rtmem::rt_heap_options::real_time_with(std::size_t{256} << 20);
+        if (const char* batch = std::getenv("RTMEM_STRESS_DRAIN_BATCH"))  // for experiments
+            o.drain_batch = static_cast<unsigned>(std::atoi(batch));
         owned = std::make_unique<rtmem::rt_heap>(o);
         if (!owned->ready()) {
             std::fprintf(stderr, "rt_heap could not reserve its memory\n");
@@ -370,12 +377,15 @@ int main(int argc, char** argv) {
     getrusage(RUSAGE_SELF, &before);
     const auto t0 = std::chrono::steady_clock::now();
     run(threads, scale);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     rusage after{};
     getrusage(RUSAGE_SELF, &after);
-    auto seconds = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6; };
-    const double cpu = seconds(after.ru_utime) - seconds(before.ru_utime) + seconds(after.ru_stime) -
-                       seconds(before.ru_stime);
+    auto seconds = [](const timeval& tv) {
+        return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6;
+    };
+    const double cpu = seconds(after.ru_utime) - seconds(before.ru_utime) +
+                       seconds(after.ru_stime) - seconds(before.ru_stime);
     if (rt != nullptr) {  // every workload frees all it allocated: the heap must agree
         rt->collect();
         if (rt->stats().live_count != 0 || !rt->check()) {
@@ -391,7 +401,8 @@ int main(int argc, char** argv) {
         "workload=%s heap=%s threads=%u calls=%s malloc=%s new=%s wall_s=%.4f cpu_s=%.4f "
         "peak_rss_kb=%ld allocs=%llu p50_ns=%.0f p99_ns=%.0f p999_ns=%.0f p9999_ns=%.0f "
         "max_ns=%.0f\n",
-        argv[2], argv[1], threads, rt ? "rt_heap" : library_of(reinterpret_cast<void*>(malloc_fn)).c_str(),
+        argv[2], argv[1], threads,
+        rt ? "rt_heap" : library_of(reinterpret_cast<void*>(malloc_fn)).c_str(),
         library_of(reinterpret_cast<void*>(malloc_fn)).c_str(),
         library_of(reinterpret_cast<void*>(new_fn)).c_str(), wall, cpu, peak_rss_kb(),
         static_cast<unsigned long long>(h.n), h.quantile(0.5) * tick_ns, h.quantile(0.99) * tick_ns,

@@ -161,7 +161,7 @@ TEST(RtHeap, ReallocateInPlaceAcrossSegmentsAndFromAnotherHeap) {
     auto* p = static_cast<unsigned char*>(h.allocate(100));
     for (int i = 0; i < 100; ++i) p[i] = static_cast<unsigned char>(i);
     auto* q = static_cast<unsigned char*>(h.reallocate(p, 100, 40));
-    EXPECT_EQ(q, p);  // shrinking stays in place
+    EXPECT_EQ(q, p);                                               // shrinking stays in place
     q = static_cast<unsigned char*>(h.reallocate(q, 40, 200000));  // more than a segment
     ASSERT_NE(q, nullptr);
     for (int i = 0; i < 40; ++i) ASSERT_EQ(q[i], i);
@@ -200,8 +200,8 @@ TEST(RtHeap, GrowsBySegmentsAndOwnsOnlyGrantedOnes) {
 // fill the heap to exhaustion, free everything, fill again. Exit 0 when every call returned.
 int child_without_memory_syscalls(rt_heap& h) {
     if (!h.attach()) return 3;
-    const std::uint32_t killed[] = {SYS_mmap, SYS_munmap, SYS_mprotect, SYS_brk,
-                                    SYS_mremap, SYS_madvise};
+    const std::uint32_t killed[] = {SYS_mmap, SYS_munmap, SYS_mprotect,
+                                    SYS_brk,  SYS_mremap, SYS_madvise};
     struct sock_filter filter[2 + 2 * 6 + 1];
     unsigned n = 0;
     filter[n++] = BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
@@ -241,6 +241,8 @@ TEST(RtHeap, RealTimeModeMakesNoMemorySystemCallAfterConstruction) {
     rt_heap rt{o};
     ASSERT_TRUE(rt.ready());
     const int status = status_of_child(rt);
+    if (WIFEXITED(status) && (WEXITSTATUS(status) == 4 || WEXITSTATUS(status) == 5))
+        GTEST_SKIP() << "this system refuses a seccomp filter (a container's policy?)";
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
     // The test can fail: without real-time mode, growing commits a segment (mprotect).
     rt_heap lazy{small_segments(4u << 20)};

@@ -34,9 +34,9 @@ struct threaded_conformance_options {
     int operations = 6000;       ///< per thread
     std::size_t max_size = 300;  ///< sizes 0..max_size, and 1 in 8 up to large_size
     std::size_t large_size = 0;
-    std::size_t max_align = 64;       ///< alignments are powers of two from 1 to this
-    unsigned handoff_percent = 25;    ///< of the operations: give a block to another thread
-    unsigned free_percent = 25;       ///< of the operations: free one of this thread's blocks
+    std::size_t max_align = 64;     ///< alignments are powers of two from 1 to this
+    unsigned handoff_percent = 25;  ///< of the operations: give a block to another thread
+    unsigned free_percent = 25;     ///< of the operations: free one of this thread's blocks
 };
 
 struct threaded_conformance_result {
@@ -166,8 +166,9 @@ threaded_conformance_result run_threaded_conformance(A& a,
                     if (roll < o.free_percent || o.threads == 1)
                         release(b, t);
                     else
-                        m.send(static_cast<unsigned>((t + 1 + rng.below(o.threads - 1)) % o.threads),
-                               b);
+                        m.send(
+                            static_cast<unsigned>((t + 1 + rng.below(o.threads - 1)) % o.threads),
+                            b);
                 }
                 if (i % 16 == 0)
                     for (const auto& b : m.receive(t)) release(b, t);

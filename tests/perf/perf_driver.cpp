@@ -13,6 +13,7 @@
 
 #include "floors.hpp"
 
+#include <rtmem/alloc/growing_stack.hpp>
 #include <rtmem/alloc/linear.hpp>
 #include <rtmem/alloc/pool.hpp>
 #include <rtmem/alloc/rt_heap.hpp>
@@ -76,6 +77,13 @@ RTMEM_PERF_CASE void* rtmem_perf_rt_heap_allocate(rtmem::rt_heap* h) {
 }
 RTMEM_PERF_CASE void rtmem_perf_rt_heap_free(rtmem::rt_heap* h, void* p) {
     h->deallocate(p, block, 16);
+}
+// Growing stack: allocate then free the top block inside a warm chunk (no chunk change).
+RTMEM_PERF_CASE void* rtmem_perf_growing_stack_allocate(rtmem::growing_stack_allocator* a) {
+    return a->allocate(block, 16);
+}
+RTMEM_PERF_CASE void rtmem_perf_growing_stack_free(rtmem::growing_stack_allocator* a, void* p) {
+    a->deallocate(p, block, 16);
 }
 // The harness's own cost (entry and return), subtracted from every case.
 RTMEM_PERF_CASE void* rtmem_perf_baseline(void* p) {
@@ -179,14 +187,14 @@ int main(int argc, char** argv) {
         });
     }
     if (which == "rt_heap_drain") {
-        // Each measured allocate first takes back a full batch (16) of this thread's blocks freed
-        // while the thread was bound to another heap (so they took the cross-thread path), with
-        // the front cache off so each is a coalescing TLSF free.
+        // Each measured allocate first takes back a full batch (drain_batch, 4 by default) of
+        // this thread's blocks freed while the thread was bound to another heap (so they took
+        // the cross-thread path), with the front cache off so each is a coalescing TLSF free.
         rtmem::rt_heap_options o;
         o.reserve_bytes = 64u << 20;
         o.cache_depth = 0;
         rtmem::rt_heap h{o}, other{};
-        void* batch[16];
+        std::vector<void*> batch(o.drain_batch);
         return repeat(calls, [&] {
             for (auto& p : batch) p = h.allocate(block, 16);
             other.deallocate(other.allocate(16, 16), 16, 16);  // binds this thread to `other`
@@ -195,6 +203,13 @@ int main(int argc, char** argv) {
             void* p = rtmem_perf_rt_heap_allocate(&h);
             h.deallocate(p, block, 16);
             return p;
+        });
+    }
+    if (which == "growing_stack_pair") {
+        rtmem::growing_stack_allocator a{rtmem::growing_stack_options{}};
+        (void)a.allocate(8, 8);  // the first chunk, and a block below the measured ones
+        return repeat(calls, [&] {
+            return pair(&a, rtmem_perf_growing_stack_allocate, rtmem_perf_growing_stack_free);
         });
     }
     std::fprintf(stderr, "unknown or unavailable case '%s'\n", argv[1]);

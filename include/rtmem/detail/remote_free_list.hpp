@@ -22,7 +22,8 @@ struct remote_node {
 
 /// A value no live block's third word holds by accident in practice (tied to its address).
 inline std::uintptr_t queued_mark(const void* node) noexcept {
-    return reinterpret_cast<std::uintptr_t>(node) ^ static_cast<std::uintptr_t>(0x5A17E0F0DEADC0DEull);
+    return reinterpret_cast<std::uintptr_t>(node) ^
+           static_cast<std::uintptr_t>(0x5A17E0F0DEADC0DEull);
 }
 
 class remote_free_list {
@@ -75,7 +76,8 @@ class remote_free_list {
     /// ends within `limit` nodes (no cycle). O(queued).
     [[nodiscard]] bool check(std::size_t limit) const noexcept {
         std::size_t n = 0;
-        for (const remote_node* p = tail_; p != nullptr; p = p->next.load(std::memory_order_acquire)) {
+        for (const remote_node* p = tail_; p != nullptr;
+             p = p->next.load(std::memory_order_acquire)) {
             if (p == &stub_) continue;
             if (p->mark != queued_mark(p) || ++n > limit) return false;
         }
