@@ -52,9 +52,7 @@ RTMEM_EXPORT void* calloc(std::size_t n, std::size_t m) {
         errno = ENOMEM;
         return nullptr;
     }
-    void* p = allocate(total, 0);
-    if (p != nullptr) std::memset(p, 0, total);
-    return p;
+    return allocate_zeroed(total);
 }
 
 RTMEM_EXPORT void* realloc(void* p, std::size_t size) {

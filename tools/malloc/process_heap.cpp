@@ -141,6 +141,16 @@ void* allocate_slow(std::size_t size, std::size_t align) noexcept {
     return real_allocate(size, align);
 }
 
+void* allocate_zeroed(std::size_t total) noexcept {
+    if (total > g_largest && !g_realtime && tl_guard == 0 && initialise()) {
+        g_fallbacks.fetch_add(1, std::memory_order_relaxed);
+        return real.calloc(total, 1);
+    }
+    void* p = allocate(total, 0);
+    if (p != nullptr) std::memset(p, 0, total);
+    return p;
+}
+
 void release_foreign(void* p) noexcept {
     if (interpose::is_bootstrap(p)) return;  // never reused
     if (!interpose::real_resolved()) initialise();

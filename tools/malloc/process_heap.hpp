@@ -46,6 +46,10 @@ void* allocate_slow(std::size_t size, std::size_t align) noexcept;
     return allocate_slow(size, align);
 }
 
+/// calloc's allocation: zeroed. Large blocks outside real-time mode come from glibc's calloc,
+/// which knows fresh pages are zero (no memset touching every page).
+void* allocate_zeroed(std::size_t total) noexcept;
+
 /// Frees p wherever it came from.
 void release_foreign(void* p) noexcept;
 [[gnu::always_inline]] inline void release(void* p) noexcept {
