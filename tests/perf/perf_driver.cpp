@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory_resource>
 #include <span>
 #include <string_view>
 #include <thread>
@@ -13,10 +14,13 @@
 
 #include "floors.hpp"
 
+#include <rtmem/adapt/temporary.hpp>
+#include <rtmem/alloc/frame.hpp>
 #include <rtmem/alloc/growing_stack.hpp>
 #include <rtmem/alloc/linear.hpp>
 #include <rtmem/alloc/pool.hpp>
 #include <rtmem/alloc/rt_heap.hpp>
+#include <rtmem/alloc/stack.hpp>
 #include <rtmem/alloc/tlsf.hpp>
 
 // Out of line, unmangled and never cloned or specialised, so callgrind finds it by name.
@@ -46,6 +50,23 @@ RTMEM_PERF_CASE void rtmem_perf_floor_push(rtmem::bench::free_list_floor* a, voi
 
 RTMEM_PERF_CASE void* rtmem_perf_linear_allocate(rtmem::linear_allocator* a) {
     return a->allocate(block, 16);
+}
+RTMEM_PERF_CASE void* rtmem_perf_frame_allocate(rtmem::frame_allocator<2>* a) {
+    return a->allocate(block, 16);
+}
+RTMEM_PERF_CASE void* rtmem_perf_stack_allocate(rtmem::stack_allocator* a) {
+    return a->allocate(block, 16);
+}
+RTMEM_PERF_CASE void rtmem_perf_stack_deallocate(rtmem::stack_allocator* a, void* p) {
+    a->deallocate(p, block, 16);
+}
+// temp_scope: the scope's own (non-pmr) allocate, and the pmr resource's allocate (a virtual
+// do_allocate) as a std::pmr container calls it.
+RTMEM_PERF_CASE void* rtmem_perf_temp_scope_allocate(const rtmem::temp_scope* s) {
+    return s->allocate(block, 16);
+}
+RTMEM_PERF_CASE void* rtmem_perf_temp_resource_allocate(std::pmr::memory_resource* r) {
+    return r->allocate(block, 16);
 }
 // Pool: the allocator-concept calls and the typed block calls, each out of line.
 RTMEM_PERF_CASE void* rtmem_perf_pool_allocate(rtmem::pool_allocator<>* a) {
@@ -140,6 +161,27 @@ int main(int argc, char** argv) {
         std::vector<std::byte> buffer(capacity);
         rtmem::linear_allocator a{std::span<std::byte>(buffer)};
         return repeat(calls, [&] { return rtmem_perf_linear_allocate(&a); });
+    }
+    if (which == "frame_allocate") {
+        rtmem::frame_allocator<2> a{capacity};
+        return repeat(calls, [&] { return rtmem_perf_frame_allocate(&a); });
+    }
+    if (which == "stack_pair") {
+        rtmem::stack_allocator a{std::size_t{64} * 1024};
+        return repeat(calls, [&] {
+            return pair(&a, rtmem_perf_stack_allocate, rtmem_perf_stack_deallocate);
+        });
+    }
+    if (which == "temp_scope_allocate" || which == "temp_resource_allocate") {
+        {  // warm: the same allocations once, so the measured run reuses the cached chunks
+            rtmem::temp_scope warm;
+            for (long i = 0; i < calls; ++i) (void)warm.allocate(block, 16);
+        }
+        rtmem::temp_scope scope;
+        std::pmr::memory_resource* r = scope.resource();
+        return which == "temp_scope_allocate"
+                   ? repeat(calls, [&] { return rtmem_perf_temp_scope_allocate(&scope); })
+                   : repeat(calls, [&] { return rtmem_perf_temp_resource_allocate(r); });
     }
     if (which == "pool_pair") {
         std::vector<std::byte> buffer(64 * 1024);

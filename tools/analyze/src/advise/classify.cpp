@@ -73,7 +73,7 @@ class live_bits {
 class classifier : public decode_handler {
   public:
     classifier(const site_map& sites, const thresholds& t, std::uint64_t duration)
-        : t_(t), duration_(duration) {
+        : sites_(sites), t_(t), duration_(duration) {
         profiles_.resize(sites.size());
         state_.resize(sites.size());
         for (std::uint32_t i = 0; i < profiles_.size(); ++i) profiles_[i].site = i;
@@ -88,14 +88,15 @@ class classifier : public decode_handler {
         if (old != nullptr) release(*old, e.thread, e.time_ns);
         if (fresh != nullptr) {
             acquire(e, *fresh);
-            ++profiles_[fresh->site].reallocs;
+            ++profiles_[sites_.site_of(fresh->stack)].reallocs;
         }
     }
 
     classification finish(const live_blocks& live) {
         live.for_each([&](const live_block& b) {
-            ++profiles_[b.site].long_lived;
-            ++profiles_[b.site].live_at_end;
+            site_profile& p = profiles_[sites_.site_of(b.stack)];
+            ++p.long_lived;
+            ++p.live_at_end;
         });
         classification out;
         out.events = events_;
@@ -122,7 +123,7 @@ class classifier : public decode_handler {
 
   private:
     void acquire(const event& e, const live_block& b) {
-        const std::uint32_t site = b.site;
+        const std::uint32_t site = sites_.site_of(e.stack);
         site_profile& p = profiles_[site];
         site_state& s = state_[site];
         if (p.allocations == 0) {
@@ -164,11 +165,12 @@ class classifier : public decode_handler {
     }
 
     void release(const live_block& b, std::uint32_t thread, std::uint64_t time) {
-        site_profile& p = profiles_[b.site];
-        site_state& s = state_[b.site];
+        const std::uint32_t site = sites_.site_of(b.stack);
+        site_profile& p = profiles_[site];
+        site_state& s = state_[site];
         ++p.frees;
 
-        lifo_stack& st = stacks_[key(b.site, b.thread)];
+        lifo_stack& st = stacks_[key(site, b.thread)];
         if (thread != b.thread) ++p.cross_thread_frees;
         while (!st.seqs.empty() && !bits_.test(st.seqs.back())) st.seqs.pop_back();
         if (thread == b.thread && !st.seqs.empty() && st.seqs.back() == b.seq) {
@@ -187,7 +189,7 @@ class classifier : public decode_handler {
                                  t_.long_lived_min_lifetime * static_cast<double>(duration_)) {
             ++p.long_lived;
         }
-        const std::uint64_t span = frame_ - b.frame;
+        const std::uint32_t span = static_cast<std::uint32_t>(frame_) - b.frame;  // mod 2^32
         if (span < t_.frame_max_span) {
             ++p.frame_fit;
             p.frame_span = std::max(p.frame_span, static_cast<std::uint32_t>(span + 1));
@@ -249,6 +251,7 @@ class classifier : public decode_handler {
         return (std::uint64_t{site} << 32) | thread;
     }
 
+    const site_map& sites_;
     thresholds t_;
     std::uint64_t duration_;
     std::vector<site_profile> profiles_;
@@ -349,7 +352,7 @@ classification classify(event_source& source, const site_map& sites, const thres
         last = e.time_ns;
     }
     classifier c(sites, limits, last - first);
-    decoder d(&sites);
+    decoder d;
     source.rewind();
     d.run(source, c);
     return c.finish(d.live());

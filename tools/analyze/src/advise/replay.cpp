@@ -53,7 +53,7 @@ std::uint8_t align_log2(std::uint64_t align) {
 // (live_block::tag), reused once the block is freed.
 class compiler : public decode_handler {
   public:
-    explicit compiler(replay_program& prog) : prog_(prog) {}
+    compiler(replay_program& prog, const site_map& sites) : prog_(prog), sites_(sites) {}
 
     void on_event(const event&, std::uint64_t) { ++prog_.events; }
     void on_frame(const event&) {
@@ -98,7 +98,7 @@ class compiler : public decode_handler {
         replay_op o;
         o.slot = take_slot();
         b.tag = o.slot;
-        o.site = b.site;
+        o.site = sites_.site_of(b.stack);
         o.thread = static_cast<std::uint16_t>(e.thread);
         o.size = e.size;
         o.align_log2 = align_log2(e.align);
@@ -110,7 +110,7 @@ class compiler : public decode_handler {
         replay_op o;
         o.old_slot = b.tag;
         o.slot = b.tag;
-        o.site = b.site;
+        o.site = sites_.site_of(b.stack);
         o.thread = static_cast<std::uint16_t>(b.thread);
         o.size = b.size;
         o.cross_thread = e.thread != b.thread;
@@ -128,6 +128,7 @@ class compiler : public decode_handler {
     }
 
     replay_program& prog_;
+    const site_map& sites_;
     std::vector<std::uint32_t> free_slots_;
     std::uint64_t live_bytes_ = 0;
 };
@@ -137,8 +138,8 @@ class compiler : public decode_handler {
 replay_program compile_replay(event_source& source, const site_map& sites) {
     replay_program prog;
     prog.sites = static_cast<std::uint32_t>(sites.size());
-    compiler c(prog);
-    decoder d(&sites);
+    compiler c(prog, sites);
+    decoder d;
     source.rewind();
     d.run(source, c);
     prog.slots = std::max<std::uint32_t>(prog.slots, 1);

@@ -15,11 +15,11 @@
 // Frees of null call nothing but on_event/after_event.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "rtmem/analyze/event.hpp"
 #include "rtmem/analyze/live_blocks.hpp"
-#include "rtmem/analyze/site.hpp"
 
 namespace rtmem::analyze {
 
@@ -39,8 +39,6 @@ struct decode_handler {
 /// the window, then reads the window with another handler).
 class decoder {
   public:
-    /// With `sites`, blocks carry their site id (live_block::site); without, their stack id.
-    explicit decoder(const site_map* sites = nullptr) : sites_(sites) {}
 
     /// Reads `source` from where it stands to its end.
     template <class Handler>
@@ -53,10 +51,12 @@ class decoder {
     template <class Handler>
     void step(const event& e, std::uint64_t ns, Handler& h) {
         h.on_event(e, ns);
-        if (e.thread >= threads_seen_.size() || threads_seen_[e.thread] == 0) {
-            if (e.thread >= threads_seen_.size()) threads_seen_.resize(e.thread + 1, 0);
-            threads_seen_[e.thread] = 1;
-            h.on_thread(e.thread);
+        if constexpr (wants_threads<Handler>) {  // the check costs on every event: only if asked
+            if (e.thread >= threads_seen_.size() || threads_seen_[e.thread] == 0) {
+                if (e.thread >= threads_seen_.size()) threads_seen_.resize(e.thread + 1, 0);
+                threads_seen_[e.thread] = 1;
+                h.on_thread(e.thread);
+            }
         }
         if (is_allocation(e.kind)) {
             if (e.ptr == 0) {
@@ -92,20 +92,23 @@ class decoder {
     [[nodiscard]] std::uint64_t frames() const noexcept { return frames_; }
 
   private:
+    /// The handler hides decode_handler::on_thread.
+    template <class Handler>
+    static constexpr bool wants_threads =
+        !std::is_same_v<decltype(&Handler::on_thread), decltype(&decode_handler::on_thread)>;
+
     live_block& hold(const event& e) {
         live_block b;
         b.ptr = e.ptr;
         b.size = e.size;
         b.time_ns = e.time_ns;
         b.seq = seq_++;
-        b.frame = frames_;
+        b.frame = static_cast<std::uint32_t>(frames_);
         b.stack = e.stack;
-        b.site = sites_ != nullptr ? sites_->site_of(e.stack) : e.stack;
         b.thread = e.thread;
         return live_.insert(b);
     }
 
-    const site_map* sites_;
     live_blocks live_;
     std::vector<std::uint8_t> threads_seen_;
     std::uint64_t seq_ = 0, frames_ = 0;

@@ -8,17 +8,19 @@
 
 namespace rtmem::analyze {
 
+/// 48 bytes: the map is the analyses' hot memory, so a block holds only what they all need.
 struct live_block {
     std::uint64_t ptr = 0;  ///< 0 = empty slot
     std::uint64_t size = 0;
     std::uint64_t time_ns = 0;  ///< when it was allocated
     std::uint64_t seq = 0;      ///< allocations before it in the trace (its allocation number)
-    std::uint64_t frame = 0;    ///< frame markers before it
     std::uint32_t stack = 0;
-    std::uint32_t site = 0;    ///< site_map id (the stack id when decoded without a site map)
     std::uint32_t thread = 0;  ///< the allocating thread
-    std::uint32_t tag = 0;     ///< free for the consumer (replay: the block's slot)
+    /// Frame markers before it, modulo 2^32: subtract in 32 bits for a span in frames.
+    std::uint32_t frame = 0;
+    std::uint32_t tag = 0;  ///< free for the consumer (replay: the block's slot)
 };
+static_assert(sizeof(live_block) == 48);
 
 class live_blocks {
   public:
