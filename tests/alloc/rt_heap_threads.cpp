@@ -53,7 +53,10 @@ void run_model(rt_heap& heap, unsigned threads, int operations, std::uint64_t se
     EXPECT_EQ(s.used, 0u);
     EXPECT_EQ(s.total_count, r.allocations);
     EXPECT_EQ(heap.threads_attached(), 0u);
-    EXPECT_EQ(heap.threads_abandoned(), threads);
+    // Every thread has exited; a thread that started after another exited adopts its heap, so
+    // there are between one and `threads` abandoned heaps, depending on the scheduling.
+    EXPECT_GE(heap.threads_abandoned(), 1u);
+    EXPECT_LE(heap.threads_abandoned(), threads);
 }
 
 TEST(RtHeapThreads, ModelWithCrossThreadFrees) {
