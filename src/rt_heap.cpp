@@ -301,6 +301,14 @@ void rt_heap::collect() noexcept {
     }
 }
 
+void rt_heap::lock_for_fork() noexcept {
+    rt_heap_registry::mutex().lock();
+}
+
+void rt_heap::unlock_after_fork() noexcept {
+    rt_heap_registry::mutex().unlock();
+}
+
 bool rt_heap::owns(const void* p) const noexcept {
     const std::uintptr_t offset =
         reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(base_);

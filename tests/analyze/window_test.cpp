@@ -341,6 +341,18 @@ TEST_F(window_test, cli_reports_a_window_and_exits_2_on_bad_times) {
     EXPECT_NE(json.find("\"from_ns\": 1500000"), std::string::npos) << json.substr(0, 400);
     EXPECT_NE(json.find("\"to_ns\": 2000000"), std::string::npos);
     EXPECT_NE(json.find("\"live_at_start_included\": false"), std::string::npos);
+    ASSERT_EQ(run(cli + " --from 1.5ms --to 2ms >" + path("span.txt")), 0);
+    {
+        // The span is the window's, not the time since the start of recording.
+        trace_reader r(trace);
+        r.set_window({1500000, 2000000});
+        auto got = analyze_events(r);
+        ASSERT_GT(got.duration_ns, 1500000u);
+        std::string label = "over " + rtmem::analyze::human_ns(got.duration_ns - 1500000) +
+                            " since the window opened";
+        std::string text = slurp(path("span.txt"));
+        EXPECT_NE(text.find(label), std::string::npos) << label << "\n" << text.substr(0, 600);
+    }
     ASSERT_EQ(run(cli + " --from 1500us --live-at-start >" + path("w.txt")), 0);
     std::string text = slurp(path("w.txt"));
     EXPECT_NE(text.find("window 1500.0 us to the end; live when it opened: "), std::string::npos)

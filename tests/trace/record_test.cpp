@@ -32,13 +32,16 @@ using rtmem::analyze::trace_reader;
 struct run_result {
     int status = -1;  // wait status
     std::string out;
+    std::string err;
 };
 
 run_result run(const std::vector<std::string>& args, const fs::path& dir) {
     fs::path out = dir / "stdout.txt";
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
+    fs::path err = dir / "stderr.txt";
     posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     std::vector<char*> argv;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -52,6 +55,10 @@ run_result run(const std::vector<std::string>& args, const fs::path& dir) {
     std::stringstream ss;
     ss << in.rdbuf();
     r.out = ss.str();
+    std::ifstream ein(err);
+    std::stringstream es;
+    es << ein.rdbuf();
+    r.err = es.str();
     return r;
 }
 
@@ -216,6 +223,26 @@ TEST_F(record_test, exec_ends_the_trace_and_the_new_image_is_followed_only_on_re
     ASSERT_EQ(children.size(), 1u);
     trace_reader c(children[0].string());
     EXPECT_EQ(count_size(events_of(c), 3232), 1u);
+}
+
+TEST_F(record_test, vfork_and_exec_in_the_child_leave_the_parent_trace_running) {
+    record({"vfork"});
+    {
+        trace_reader r(trace_path().string());
+        EXPECT_EQ(r.end(), rtmem::analyze::trace_end::exit) << "the child's exec ended it";
+        auto ev = events_of(r);
+        EXPECT_EQ(count_size(ev, 3636), 1u);
+        EXPECT_EQ(count_size(ev, 3737), 1u) << "allocations after the vfork child exec'd";
+        EXPECT_EQ(count_size(ev, 3232), 0u);
+        EXPECT_TRUE(child_traces().empty());
+    }
+    record({"vfork"}, {"--follow-fork"});
+    auto children = child_traces();
+    ASSERT_EQ(children.size(), 1u);
+    trace_reader c(children[0].string());
+    EXPECT_EQ(count_size(events_of(c), 3232), 1u);
+    trace_reader r(trace_path().string());
+    EXPECT_EQ(count_size(events_of(r), 3737), 1u);
 }
 
 TEST_F(record_test, posix_spawn_child_is_not_traced_into_the_parent_file) {
@@ -427,6 +454,69 @@ TEST_F(record_test, bad_command_line_exits_2_with_a_message) {
     EXPECT_EQ(WEXITSTATUS(r.status), 2);
     auto missing = run({RTMEM_CLI, "report", (dir_ / "missing.rtt").string()}, dir_);
     EXPECT_EQ(WEXITSTATUS(missing.status), 2);
+}
+
+static std::size_t occurrences(const std::string& text, const std::string& word) {
+    std::size_t n = 0;
+    for (auto at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
+    return n;
+}
+
+TEST_F(record_test, an_unwritable_output_fails_before_the_program_runs) {
+    fs::path ran = dir_ / "ran";
+    for (const fs::path& out : {dir_ / "missing_dir" / "x.rtt", dir_}) {
+        auto r = run({RTMEM_CLI, "record", "-o", out.string(), "--", "/bin/sh", "-c",
+                      "touch " + ran.string()},
+                     dir_);
+        ASSERT_TRUE(WIFEXITED(r.status));
+        EXPECT_EQ(WEXITSTATUS(r.status), 2);
+        EXPECT_FALSE(fs::exists(ran)) << "the program ran untraced";
+        EXPECT_NE(r.err.find("cannot write the trace"), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+    }
+}
+
+TEST_F(record_test, a_static_program_is_refused_with_the_reason) {
+    auto r = run({RTMEM_CLI, "record", "-o", trace_path().string(), "--", RTMEM_STATIC_SUBJECT},
+                 dir_);
+    ASSERT_TRUE(WIFEXITED(r.status));
+    EXPECT_EQ(WEXITSTATUS(r.status), 2);
+    EXPECT_NE(r.err.find("statically linked"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "") << "it ran";
+    EXPECT_EQ(r.err.find("no readable trace"), std::string::npos) << r.err;
+}
+
+TEST_F(record_test, a_script_run_by_a_static_interpreter_says_why_nothing_was_recorded) {
+    fs::path script = dir_ / "script";
+    std::ofstream(script) << "#!" << RTMEM_STATIC_SUBJECT << "\n";
+    fs::permissions(script, fs::perms::owner_all);
+    auto r = run({RTMEM_CLI, "record", "-o", trace_path().string(), "--", script.string()}, dir_);
+    ASSERT_TRUE(WIFEXITED(r.status));
+    EXPECT_EQ(WEXITSTATUS(r.status), 0);
+    EXPECT_EQ(r.out, "static subject ran\n");
+    EXPECT_NE(r.err.find("did not load the tracer"), std::string::npos) << r.err;
+}
+
+TEST_F(record_test, a_missing_program_gives_one_error) {
+    for (std::string prog : {(dir_ / "no-such-program").string(), std::string("no-such-program-rtmem")}) {
+        auto r = run({RTMEM_CLI, "record", "-o", trace_path().string(), "--", prog}, dir_);
+        ASSERT_TRUE(WIFEXITED(r.status));
+        EXPECT_EQ(WEXITSTATUS(r.status), 127);
+        EXPECT_EQ(occurrences(r.err, "\nrtmem: ") + (r.err.rfind("rtmem: ", 0) == 0 ? 1u : 0u), 1u) << r.err;
+        EXPECT_NE(r.err.find("cannot run"), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+    }
+}
+
+TEST_F(record_test, the_summary_comes_from_the_end_record_and_names_every_trace) {
+    auto r = record({"fork"}, {"--follow-fork"});
+    trace_reader t(trace_path().string());
+    auto children = child_traces();
+    ASSERT_EQ(children.size(), 1u);
+    EXPECT_NE(r.err.find(std::to_string(t.recorded_events()) + " events"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find(trace_path().string()), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(children[0].string()), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "advise_options.hpp"
 #include "command.hpp"
+#include "count_option.hpp"
 
 namespace {
 
@@ -55,7 +56,7 @@ const bool registered = rtmem::cli::register_command(
          sub.add_option("trace", a->file, "Trace file written by rtmem record")->required();
          sub.add_flag("--json", a->json, "Print JSON instead of text");
          sub.add_option("--html", a->html, "Write the advice as a self-contained HTML page");
-         sub.add_option("--top", a->top, "Sites listed (0 = all)");
+         sub.add_option("--top", a->top, "Sites listed (0 = all)")->check(rtmem::cli::at_least(0));
          sub.add_flag("--all", a->all, "Also list general sites (no rtmem allocator fits better)");
          sub.add_flag("--no-symbols", a->no_symbols, "Show addresses instead of symbols");
          a->advisor.add_to(sub);

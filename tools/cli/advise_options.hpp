@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "count_option.hpp"
 #include "rtmem/analyze/advise.hpp"
 #include "rtmem/analyze/symbolizer.hpp"
 #include "rtmem/analyze/trace_reader.hpp"
@@ -17,7 +18,8 @@ struct advisor_options {
     void add_to(CLI::App& sub) {
         sub.add_option(
             "--site-depth", site_depth,
-            "Merge call stacks sharing their N innermost frames into one site (0 = whole stack)");
+            "Merge call stacks sharing their N innermost frames into one site (0 = whole stack)")
+            ->check(at_least(0));
         auto join = [](const std::vector<std::string_view>& names) {
             std::string out;
             for (auto n : names) out += std::string(out.empty() ? "" : ", ") + std::string(n);

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "command.hpp"
+#include "count_option.hpp"
 #include "rtmem/analyze/diff.hpp"
 
 namespace {
@@ -33,7 +34,7 @@ const bool registered = rtmem::cli::register_command(
          sub.add_option("before", a->a, "Trace A")->required();
          sub.add_option("after", a->b, "Trace B")->required();
          sub.add_flag("--json", a->json, "Print JSON instead of text");
-         sub.add_option("--top", a->top, "Sites listed")->check(CLI::PositiveNumber);
+         sub.add_option("--top", a->top, "Sites listed")->check(rtmem::cli::at_least(1));
          sub.add_flag("--no-symbols", a->no_symbols, "Name sites by module+offset");
          run = [a] { return run_diff(*a); };
      }});

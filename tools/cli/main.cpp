@@ -26,6 +26,7 @@ const std::vector<command>& commands() {
 int main(int argc, char** argv) {
     using namespace rtmem::cli;
     CLI::App app{"rtmem: record, analyse and compare the allocations of a program"};
+    app.set_version_flag("--version", "rtmem " RTMEM_VERSION);
     app.require_subcommand(1);
     const auto& cmds = commands();
     std::vector<std::function<int()>> runs(cmds.size());

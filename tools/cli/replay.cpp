@@ -12,6 +12,7 @@
 
 #include "advise_options.hpp"
 #include "command.hpp"
+#include "count_option.hpp"
 #include "rtmem/analyze/replay.hpp"
 
 namespace {
@@ -83,8 +84,8 @@ int run_replay(const replay_args& a) {
 
 const bool registered = rtmem::cli::register_command(
     {"replay",
-     "Replay a trace's allocations through whole-program allocators (glibc, peers, tlsf) and "
-     "the advised allocators",
+     "Replay a trace's allocations through whole-program allocators (glibc, peers, tlsf, "
+     "rt_heap) and the advised allocators",
      [](CLI::App& sub, std::function<int()>& run) {
          auto a = std::make_shared<replay_args>();
          sub.add_option("trace", a->file, "Trace file written by rtmem record")->required();
@@ -96,13 +97,15 @@ const bool registered = rtmem::cli::register_command(
                         "Allocator of the non-advised sites in the mixed replay");
          sub.add_option("--repetitions,-r", a->repetitions,
                         "Repetitions per allocator (medians reported)")
-             ->check(CLI::PositiveNumber);
+             ->check(rtmem::cli::at_least(1));
          sub.add_option("--apply", a->apply,
-                        "Mixed replay: apply the N top-ranked recommendations (0 = all)");
+                        "Mixed replay: apply the N top-ranked recommendations (0 = all)")
+             ->check(rtmem::cli::at_least(0));
          sub.add_flag("--no-mixed", a->no_mixed,
                       "Skip the mixed replay with the advised allocators");
          sub.add_flag("--json", a->json, "Print JSON instead of text");
-         sub.add_option("--top", a->top, "Advised sites listed (0 = all)");
+         sub.add_option("--top", a->top, "Advised sites listed (0 = all)")
+             ->check(rtmem::cli::at_least(0));
          sub.add_flag("--no-symbols", a->no_symbols, "Show addresses instead of symbols");
          a->advisor.add_to(sub);
          run = [a] { return run_replay(*a); };

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "command.hpp"
+#include "count_option.hpp"
 #include "rtmem/analyze/report_output.hpp"
 
 namespace {
@@ -66,7 +67,7 @@ const bool registered = rtmem::cli::register_command(
          sub.add_option("trace", a->file, "Trace file written by rtmem record")->required();
          sub.add_flag("--json", a->json, "Print JSON instead of text");
          sub.add_option("--html", a->html, "Write a self-contained HTML report to this file");
-         sub.add_option("--top", a->top, "Sites listed per table")->check(CLI::PositiveNumber);
+         sub.add_option("--top", a->top, "Sites listed per table")->check(rtmem::cli::at_least(1));
          sub.add_flag("--no-symbols", a->no_symbols, "Show addresses instead of symbols");
          sub.add_option("--from", a->from,
                         "Only events at or after this time since the start (ns, or 1.5s, 200ms, "

@@ -68,6 +68,10 @@ using namespace internal;
 namespace contract = fmt::contract;
 bool g_follow_fork = contract::default_follow_fork;
 char g_path[4096];
+// The process whose trace this memory describes. A vfork child runs in the parent's memory
+// until it execs or _exits, calling the exec and _exit hooks with another pid: those must
+// not end the parent's trace.
+pid_t g_owner = 0;
 
 // Appends `s` / decimal `v` to the zero-terminated `buf` of capacity `cap`.
 void append_str(char* buf, std::size_t cap, const char* s) noexcept {
@@ -198,6 +202,7 @@ void write_end(fmt::end_reason reason, int sig, bool in_signal) noexcept {
 
 void finish(fmt::end_reason reason, int sig, bool in_signal) noexcept {
     if (g_state.load() != ready) return;
+    if (getpid() != g_owner) return;  // a vfork child, about to exec or _exit
     if (g_stopped.exchange(true)) return;
     write_end(reason, sig, in_signal);
 }
@@ -235,6 +240,7 @@ void after_fork_parent() {
     stacks_after_fork_parent();
 }
 void after_fork_child() {
+    g_owner = getpid();
     int old_fd = g_fd;
     g_fd = -1;
     if (old_fd >= 0) close(old_fd);
@@ -350,6 +356,7 @@ void initialize() noexcept {
         return;
     }
     setenv(contract::env_active, "1", 1);
+    g_owner = getpid();
     calibrate_tsc();
     g_start_mono = now_ns();
     if (g_use_tsc) g_start_mono = g_mono0;  // the TSC maps onto CLOCK_MONOTONIC from g_mono0

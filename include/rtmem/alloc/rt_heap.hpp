@@ -124,6 +124,11 @@ class rt_heap {
     /// heaps of exited threads not yet adopted. O(those blocks).
     void collect() noexcept;
 
+    /// Fork handlers (pthread_atfork prepare, then parent and child): hold the lock thread exit
+    /// and binding take, so a child never inherits it held by a thread it does not have.
+    static void lock_for_fork() noexcept;
+    static void unlock_after_fork() noexcept;
+
     /// Whether p lies in a segment granted to a thread heap. O(1).
     [[nodiscard]] bool owns(const void* p) const noexcept;
     /// Bytes the block at p can hold.

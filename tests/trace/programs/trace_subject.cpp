@@ -121,6 +121,23 @@ int run_exec(const char* self) {
     return 1;
 }
 
+// vfork shares the parent's memory until the child execs: the tracer's exec hook runs in the
+// child but must not end the parent's trace (gcc's driver starts cc1 this way).
+int run_vfork(const char* self) {
+    sink = std::malloc(3636);
+    std::fflush(stdout);
+    pid_t pid = vfork();
+    if (pid == 0) {
+        execl(self, self, "exec-child", static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    sink = std::malloc(3737);
+    std::printf("vfork done %d\n", WEXITSTATUS(status));
+    return 0;
+}
+
 int run_spawn(const char* self) {
     sink = std::malloc(3434);
     pid_t pid = 0;
@@ -268,6 +285,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (mode == "spawn") return run_spawn(argv[0]);
+    if (mode == "vfork") return run_vfork(argv[0]);
     if (mode == "dlopen") return run_dlopen(argc > 2 ? argv[2] : "");
     if (mode == "exceptions") return run_exceptions();
     if (mode == "signals") return run_signals();

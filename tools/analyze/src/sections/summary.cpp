@@ -1,5 +1,6 @@
 // The report's summary: the trace, totals, peak, leaks, time in the allocator; in HTML the
 // totals table and the overview charts (drawn by the page's script from its data).
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <ostream>
@@ -10,6 +11,14 @@
 namespace rtmem::analyze {
 
 namespace {
+
+// duration_ns is the time of the last event since the start of recording: in a window, the
+// span is counted from the window's opening ("over 5500.0 ms" for a 500 ms window otherwise).
+std::string span(const report_data& r) {
+    if (!r.windowed) return "over " + human_ns(r.duration_ns);
+    std::uint64_t from = std::min(r.window.from_ns, r.duration_ns);
+    return "over " + human_ns(r.duration_ns - from) + " since the window opened";
+}
 
 void summary_text(std::ostream& out, const section_input& in) {
     char line[512];
@@ -25,9 +34,9 @@ void summary_text(std::ostream& out, const section_input& in) {
     if (in.r.windowed) out << describe_window(in.r) << "\n";
     out << "\n";
     std::snprintf(line, sizeof line,
-                  "events %" PRIu64 " over %s; allocations %" PRIu64 ", deallocations %" PRIu64
+                  "events %" PRIu64 " %s; allocations %" PRIu64 ", deallocations %" PRIu64
                   ", frames %" PRIu64 "\n",
-                  in.r.events, human_ns(in.r.duration_ns).c_str(), in.r.allocations, in.r.deallocations,
+                  in.r.events, span(in.r).c_str(), in.r.allocations, in.r.deallocations,
                   in.r.calls[static_cast<std::size_t>(op::frame)]);
     out << line << "calls:";
     for (std::size_t k = 0; k < op_count; ++k) {
@@ -94,7 +103,7 @@ std::string summary_html(const section_input& in) {
     row("trace", in.info.file + " (" + human_bytes(in.info.file_size) + ")");
     row("ended by", in.info.end + (in.info.complete ? "" : " (incomplete trace)"));
     if (in.r.windowed) row("time window", describe_window(in.r));
-    row("events", std::to_string(in.r.events) + " over " + human_ns(in.r.duration_ns));
+    row("events", std::to_string(in.r.events) + " " + span(in.r));
     row("allocations / deallocations",
         std::to_string(in.r.allocations) + " / " + std::to_string(in.r.deallocations));
     row("bytes allocated", human_bytes(in.r.bytes_allocated));

@@ -1,0 +1,117 @@
+// The malloc family of librtmem-malloc.so, with glibc's answers to the edge cases: malloc(0) is
+// a unique pointer, realloc(p, 0) frees and returns nullptr, overflowing calloc/reallocarray
+// give nullptr with ENOMEM, posix_memalign returns EINVAL for a bad alignment without touching
+// errno, memalign rounds a non-power-of-two alignment up; aligned_alloc hands such an
+// alignment to glibc itself, whose rules for it changed in 2.38.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
+#include "process_heap.hpp"
+
+#define RTMEM_EXPORT extern "C" __attribute__((visibility("default")))
+
+using namespace rtmem::malloc_shim;
+
+namespace {
+
+std::size_t page_size() noexcept {
+    static const std::size_t size = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    return size;
+}
+
+constexpr bool is_pow2(std::size_t a) noexcept {
+    return a != 0 && (a & (a - 1)) == 0;
+}
+
+// aligned_alloc: power-of-two alignments are rt_heap's; glibc decides about the rest (2.36
+// rounds up like memalign, 2.38 on fails with EINVAL).
+void* aligned(std::size_t align, std::size_t size) {
+    if (!is_pow2(align)) {
+        if (!rtmem::interpose::real_resolved()) initialise();
+        if (real.aligned_alloc != nullptr) return real.aligned_alloc(align, size);
+    }
+    return allocate(size, align <= 16 ? 0 : align);
+}
+
+}  // namespace
+
+RTMEM_EXPORT void* malloc(std::size_t size) {
+    return allocate(size, 0);
+}
+
+RTMEM_EXPORT void free(void* p) {
+    release(p);
+}
+
+RTMEM_EXPORT void* calloc(std::size_t n, std::size_t m) {
+    std::size_t total = 0;
+    if (__builtin_mul_overflow(n, m, &total)) {
+        errno = ENOMEM;
+        return nullptr;
+    }
+    return allocate_zeroed(total);
+}
+
+RTMEM_EXPORT void* realloc(void* p, std::size_t size) {
+    return reallocate(p, size);
+}
+
+RTMEM_EXPORT void* reallocarray(void* p, std::size_t n, std::size_t m) {
+    std::size_t total = 0;
+    if (__builtin_mul_overflow(n, m, &total)) {
+        errno = ENOMEM;
+        return nullptr;
+    }
+    return reallocate(p, total);
+}
+
+// glibc's memalign: up to 16 is malloc, a non-power of two is rounded up, past SIZE_MAX/2+1
+// is EINVAL.
+RTMEM_EXPORT void* memalign(std::size_t align, std::size_t size) {
+    if (align <= 16) return allocate(size, 0);
+    if (align > SIZE_MAX / 2 + 1) {
+        errno = EINVAL;
+        return nullptr;
+    }
+    if (!is_pow2(align)) align = std::size_t{1} << (64 - __builtin_clzl(align));
+    return allocate(size, align);
+}
+
+RTMEM_EXPORT void* aligned_alloc(std::size_t align, std::size_t size) {
+    return aligned(align, size);
+}
+
+RTMEM_EXPORT int posix_memalign(void** out, std::size_t align, std::size_t size) {
+    if (align % sizeof(void*) != 0 || !is_pow2(align / sizeof(void*)))
+        return EINVAL;  // errno untouched, *out too
+    void* p = allocate(size, align <= 16 ? 0 : align);
+    if (p == nullptr) return ENOMEM;
+    *out = p;
+    return 0;
+}
+
+RTMEM_EXPORT void* valloc(std::size_t size) {
+    return allocate(size, page_size());
+}
+
+RTMEM_EXPORT void* pvalloc(std::size_t size) {
+    std::size_t rounded = 0;
+    if (__builtin_add_overflow(size, page_size() - 1, &rounded)) {
+        errno = ENOMEM;
+        return nullptr;
+    }
+    return allocate(rounded & ~(page_size() - 1), page_size());
+}
+
+RTMEM_EXPORT std::size_t malloc_usable_size(void* p) {
+    return usable_size(p);
+}
+
+/// Whether p is a block of the process's rt_heap (tests and tools ask through dlsym).
+RTMEM_EXPORT int rtmem_malloc_owns(const void* p) {
+    rtmem::rt_heap* heap = g_heap.load(std::memory_order_acquire);
+    return heap != nullptr && heap->owns(p) ? 1 : 0;
+}

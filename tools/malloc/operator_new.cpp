@@ -1,0 +1,59 @@
+// Every replaceable operator new and delete of librtmem-malloc.so. new loops on the
+// new_handler and throws std::bad_alloc as the standard library's does; the nothrow forms
+// return nullptr instead; every delete form frees through the same routing as free().
+#include <new>
+
+#include "process_heap.hpp"
+
+using namespace rtmem::malloc_shim;
+
+namespace {
+
+void* new_throwing(std::size_t size, std::size_t align) {
+    for (;;) {
+        if (void* p = allocate(size, align <= 16 ? 0 : align)) return p;
+        std::new_handler handler = std::get_new_handler();
+        if (handler == nullptr) throw std::bad_alloc();
+        handler();
+    }
+}
+
+void* new_nothrow(std::size_t size, std::size_t align) noexcept {
+    try {
+        return new_throwing(size, align);
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+constexpr std::size_t as_size(std::align_val_t a) noexcept {
+    return static_cast<std::size_t>(a);
+}
+
+}  // namespace
+
+void* operator new(std::size_t n) { return new_throwing(n, 0); }
+void* operator new[](std::size_t n) { return new_throwing(n, 0); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return new_nothrow(n, 0); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return new_nothrow(n, 0); }
+void* operator new(std::size_t n, std::align_val_t a) { return new_throwing(n, as_size(a)); }
+void* operator new[](std::size_t n, std::align_val_t a) { return new_throwing(n, as_size(a)); }
+void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+    return new_nothrow(n, as_size(a));
+}
+void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+    return new_nothrow(n, as_size(a));
+}
+
+void operator delete(void* p) noexcept { release(p); }
+void operator delete[](void* p) noexcept { release(p); }
+void operator delete(void* p, std::size_t) noexcept { release(p); }
+void operator delete[](void* p, std::size_t) noexcept { release(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { release(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { release(p); }
+void operator delete(void* p, std::align_val_t) noexcept { release(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { release(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { release(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { release(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { release(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { release(p); }
