@@ -84,7 +84,7 @@ TEST(PoolAllocator, GrowthNeverMovesBlocks) {
         *b = i;
         blocks.push_back(b);
     }
-    for (std::uint64_t i = 0; i < 100; ++i) EXPECT_EQ(*blocks[i], i);
+    for (std::size_t i = 0; i < 100; ++i) EXPECT_EQ(*blocks[i], i);
     EXPECT_EQ(p.capacity_blocks(), 100u);  // 25 chunks of 4
     EXPECT_EQ(p.stats().live_count, 100u);
     for (auto* b : blocks) p.deallocate_block(b);
