@@ -2,7 +2,8 @@
 // loaded (it exports rtmem_trace_frame_hook); a cached no-op otherwise. dlsym(RTLD_DEFAULT)
 // finds the hook whether rtmem is linked statically or as a shared library. On Windows (no
 // tracer there yet) the hook is looked up in the executable and every loaded DLL's exports, so
-// a program or a tool DLL can still provide one; elsewhere (WebAssembly) there is none.
+// a program or a tool DLL can still provide one. WebAssembly has no symbol lookup without
+// emscripten's dynamic linking (dlsym aborts the module): there the hook is always absent.
 #include <algorithm>
 #include <atomic>
 
@@ -12,7 +13,7 @@
 #include <windows.h>
 // after windows.h
 #include <psapi.h>
-#elif defined(__unix__) || defined(__APPLE__)
+#elif (defined(__unix__) || defined(__APPLE__)) && !defined(__EMSCRIPTEN__)
 #include <dlfcn.h>
 #endif
 
@@ -37,7 +38,7 @@ hook_fn resolve() noexcept {
         FARPROC sym = GetProcAddress(modules[i], "rtmem_trace_frame_hook");
         h = reinterpret_cast<hook_fn>(reinterpret_cast<void*>(sym));
     }
-#elif defined(__unix__) || defined(__APPLE__)
+#elif (defined(__unix__) || defined(__APPLE__)) && !defined(__EMSCRIPTEN__)
     void* sym = dlsym(RTLD_DEFAULT, "rtmem_trace_frame_hook");
     h = reinterpret_cast<hook_fn>(sym);
 #endif

@@ -85,6 +85,7 @@ TEST(PageAllocator, GuardPagesAreRefusedWithoutPageProtection) {
 #else
 using PageAllocatorDeathTest = ::testing::Test;
 
+#if GTEST_HAS_DEATH_TEST  // forks a child: not on WebAssembly
 TEST(PageAllocatorDeathTest, WriteIntoGuardAfterFaults) {
     rtmem::page_allocator a{{.guard_after = true}};
     const std::size_t page = vm::page_size();
@@ -94,7 +95,9 @@ TEST(PageAllocatorDeathTest, WriteIntoGuardAfterFaults) {
     EXPECT_DEATH(p[page] = 1, "");
     a.deallocate(const_cast<char*>(p), page, 16);
 }
+#endif
 
+#if GTEST_HAS_DEATH_TEST  // forks a child: not on WebAssembly
 TEST(PageAllocatorDeathTest, WriteIntoGuardBeforeFaults) {
     rtmem::page_allocator a{{.guard_before = true}};
     auto* p = static_cast<volatile char*>(a.allocate(64, 16));
@@ -103,6 +106,7 @@ TEST(PageAllocatorDeathTest, WriteIntoGuardBeforeFaults) {
     EXPECT_DEATH(p[-1] = 1, "");
     a.deallocate(const_cast<char*>(p), 64, 16);
 }
+#endif
 #endif
 
 TEST(VirtualMemory, ReserveCommitDecommitRelease) {
@@ -127,11 +131,13 @@ TEST(VirtualMemory, ReserveCommitDecommitRelease) {
 }
 
 #if RTMEM_HAS_GUARD_PAGES
+#if GTEST_HAS_DEATH_TEST  // forks a child: not on WebAssembly
 TEST(VirtualMemoryDeathTest, ReservedButUncommittedFaults) {
     auto* p = static_cast<volatile char*>(vm::reserve(vm::page_size()));
     ASSERT_NE(p, nullptr);
     EXPECT_DEATH(p[0] = 1, "");
     vm::release(const_cast<char*>(p), vm::page_size());
 }
+#endif
 #endif
 }  // namespace
