@@ -1,10 +1,12 @@
 # Thin wrapper over the CMake presets. Every target installs missing Debian packages first.
 #   make demo    the main job (scripts/demo)        make test   build + run all tests (dev preset)
 #   make bench   benchmark suite and report          make asan / make tsan   sanitizer test runs
+#   make m32 / make windows / make wasm   the library and tests on 32-bit x86 Linux, on Windows
+#                (MinGW-w64, tests under wine) and on WebAssembly (emscripten, tests under node)
 JOBS ?= $(shell nproc)
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
 
-.PHONY: setup test demo bench asan tsan release install-check format clean
+.PHONY: setup test demo bench asan tsan m32 windows wasm release install-check format clean
 
 setup:
 	@scripts/setup
@@ -33,6 +35,23 @@ tsan: setup
 	cmake --preset tsan
 	cmake --build --preset tsan
 	ctest --preset tsan
+
+m32: setup
+	cmake --preset m32
+	cmake --build --preset m32
+	ctest --preset m32
+
+# One wine process per test binary (~3 s each); the prefix is made once.
+windows: setup
+	test -d "$${WINEPREFIX:-$$HOME/.wine}" || WINEDEBUG=-all /usr/lib/wine/wine64 wineboot --init
+	cmake --preset windows
+	cmake --build --preset windows
+	WINEDEBUG=-all ctest --preset windows
+
+wasm: setup
+	NODE_PATH=/usr/share/nodejs cmake --preset wasm
+	NODE_PATH=/usr/share/nodejs cmake --build --preset wasm
+	ctest --preset wasm
 
 format:
 	git ls-files '*.hpp' '*.cpp' '*.h' '*.c' | xargs clang-format -i
