@@ -9,11 +9,16 @@
 #include "rtmem/adapt/pmr.hpp"
 #include "rtmem/adapt/typed.hpp"
 #include "rtmem/core/malloc_allocator.hpp"
+#include "rtmem/diag/tagged_new.hpp"
 #include "rtmem/diag/tracked.hpp"
 
 namespace {
 struct mesh {
     std::vector<float> vertices;
+};
+struct voice {
+    float gain = 1.0f;
+    int channel = 0;
 };
 }  // namespace
 
@@ -50,10 +55,13 @@ int main() {
             if (p != nullptr) texture_blocks.push_back(p);  // the 7th no longer fits
         }
     }
-    mesh* m = nullptr;
+    // Coherent Labs' tagged new: the subsystem is named in the new-expression itself.
+    const rtmem::memory_tag in_meshes{memory, meshes};
+    const rtmem::memory_tag in_music{memory, music};
+    mesh* m = new (in_meshes) mesh();
+    voice* voices = rtmem::new_array<voice>(in_music, 32);  // element by element, count header
     {
         rtmem::tag_scope scope{meshes};
-        m = rtmem::make<mesh>(memory);
         std::pmr::vector<float> staging{&resource};
         staging.resize(1000, 1.0f);
     }
@@ -65,10 +73,13 @@ int main() {
 
     std::printf("\n%s\n%s\n", memory.report().c_str(), memory.report_json().c_str());
 
-    rtmem::destroy(memory, m);
+    rtmem::destroy(m, in_meshes);
+    rtmem::destroy_array(voices, in_music);
     for (void* p : texture_blocks) memory.deallocate(p, 8 << 10, 256);
     track = std::pmr::string{&resource};
-    const bool ok = texture_blocks.size() == 6 && denied == 2 && allowed_over == 1 &&
+    const bool ok = m != nullptr && voices != nullptr && texture_blocks.size() == 6 &&
+                    denied == 2 && allowed_over == 1 && memory.stats(meshes).live_bytes == 0 &&
+                    memory.stats(music).deallocations == 1 &&
                     memory.stats(render).peak_bytes >= (48 << 10);
     std::printf("textures kept: %zu, denied: %d, allowed over budget: %d -> %s\n",
                 texture_blocks.size(), denied, allowed_over, ok ? "as expected" : "UNEXPECTED");

@@ -273,7 +273,102 @@ def lecture(rep):
     rep.seed_rows(rows, headline=("new / lecture arena create<Big> (10,000)",
                                   "new / rtmem::arena (10,000)"))
     rep.p("The lecture timed whole processes with hyperfine for the branch and array pairs (so "
-          "its row-major figure includes start-up and page faults); we time only the loops.")
+          "its row-major figure includes start-up and page faults); these rows time only the "
+          "loops, and the next section times the same pairs as whole processes with hyperfine.")
+
+
+def trub_growing_stack(rep):
+    rep.h("## Trub — his stack allocator grows by chunks (8100 B) from malloc")
+    if rep.missing("growing_stack"):
+        return
+    m = lambda n: rep.r.median("growing_stack", n)  # noqa: E731
+    rep.table(["operation", "seed (ns)", "ours (ns per 1000 ops)"],
+              [[v, s, fmt(m(f"trub_growing/{k}/8"))] for v, s, k in (
+                  ("malloc", "80-90", "malloc"), ("stack_allocator (fixed)", "—", "stack"),
+                  ("growing_stack_allocator", "30-40", "growing_stack"))])
+    mal = rep.malloc("growing_stack")
+    rep.seed_rows([
+        (f"{mal} / growing stack, 8 B", "80-90 vs 30-40 ns", 85 / 35,
+         ratio(m("trub_growing/malloc/8"), m("trub_growing/growing_stack/8"))),
+        (f"{mal} / growing stack, 4096 pushed then popped (crosses chunks)", "—", None,
+         ratio(m("trub_growing_deep/malloc/8"), m("trub_growing_deep/growing_stack/8"))),
+        ("growing / fixed stack, 4096 pushed then popped", "—", None,
+         ratio(m("trub_growing_deep/growing_stack/8"), m("trub_growing_deep/stack/8"))),
+    ])
+
+
+def hyperfine_pair(rep, slow):
+    """Median seconds of (slow, fast) from one hyperfine JSON of scripts/bench, or (None, None)."""
+    try:
+        with open(os.path.join(rep.out, "hyperfine", slow + ".json")) as f:
+            results = json.load(f)["results"]
+        return results[0]["median"], results[1]["median"]
+    except (OSError, ValueError, KeyError, IndexError):
+        return None, None
+
+
+def lecture_tables(rep):
+    rep.h("## Lecture (zhiayang 2022) — the measured tables: traversal, reserve, false sharing, "
+          "prefetch, L1 array, skewed branch, pass by value, interning's generate step")
+    if not rep.missing("lecture_tables"):
+        m = lambda n: rep.r.median("lecture_tables", "lecture_tables/" + n)  # noqa: E731
+        rep.p("Loops timed in-process (Google Benchmark, medians of repetitions):")
+        rep.p("")
+        rep.seed_rows([
+            ("std::list / std::vector traversal (100,000 ints)", "326,960 vs 65,263 ns", 5.01,
+             ratio(m("traversal/list"), m("traversal/vector"))),
+            ("no reserve / reserve (2^22 push_back)", "79.2 vs 64.5 ms (process)", 1.23,
+             ratio(m("reserve/none"), m("reserve/reserve"))),
+            ("adjacent / alignas(64) counters, 2 threads", "49.9 vs 12.1 ms (process)", 4.13,
+             ratio(m("false_sharing/adjacent/real_time"), m("false_sharing/alignas/real_time"))),
+            ("random / sequential index (2^20)", "1,887,808 vs 622,632 ns", 3.03,
+             ratio(m("prefetch/random"), m("prefetch/sequential"))),
+            ("row / column, 96x96 shorts, no SIMD", "50.3 vs 49.8 ms (process)", 1.01,
+             ratio(m("l1_array/row"), m("l1_array/column"))),
+            ("branch-free / branch, skewed data", "75.4 vs 74.8 ms (process)", 1.01,
+             ratio(m("skewed_branch/branchless"), m("skewed_branch/branch"))),
+            ("by reference / by value (string_view, size_t)", "3,767 vs 3,151 ns", 1.20,
+             ratio(m("pass/by_ref"), m("pass/by_value"))),
+            ("std::string / interned, generate 1,000,000", "29,867,194 vs 65,877,516 ns", 0.45,
+             ratio(m("intern_generate/std_string"), m("intern_generate/intern_string"))),
+        ])
+        if "false_sharing" in rep.r.programs:
+            rate = lambda layout: items_rate(  # noqa: E731
+                rep, "false_sharing", f"per_thread_counters<{layout}>/real_time/threads:2")
+            rep.p("The lecture's false-sharing figure beside bench/false_sharing.cpp (the thesis "
+                  "Figs 7.1/7.2 sweep), read at 2 threads: the same alignas(64) layout, per-thread "
+                  "throughput instead of a process's time.")
+            rep.p("")
+            rep.seed_rows([("alignas(64) / adjacent counters, items/s at 2 threads "
+                            "(false_sharing.cpp)", "49.9 vs 12.1 ms", 4.13,
+                            ratio(rate("padded_64"), rate("adjacent")))])
+    rows = []
+    for slow, fast, label, seed_text, seed in (
+            ("reserve_none", "reserve", "no reserve / reserve", "79.2 vs 64.5 ms", 1.23),
+            ("false_sharing", "false_sharing_alignas", "adjacent / alignas(64), 2 threads",
+             "49.9 vs 12.1 ms", 4.13),
+            ("l1_row", "l1_column", "row / column, 96x96 shorts, no SIMD", "50.3 vs 49.8 ms",
+             1.01),
+            ("skewed_branchless", "skewed_branch", "branch-free / branch, skewed data",
+             "75.4 vs 74.8 ms", 1.01),
+            ("predict_random", "predict_sorted", "unpredictable / predictable branch",
+             "427.4 vs 241.8 ms", 1.77),
+            ("branch", "branchless", "branch / branch-free count", "179.6 vs 38.7 ms", 4.64),
+            ("array_column", "array_row", "column- / row-major 4096x4096", "172.0 vs 31.3 ms",
+             5.49)):
+        a, b = hyperfine_pair(rep, slow)
+        if a is not None:
+            rows.append((f"{label} (`--program {slow}` / `{fast}`)", seed_text, seed,
+                         ratio(a, b)))
+    rep.p("Whole processes timed with hyperfine (`--warmup 1`, medians), as the lecture timed "
+          "them: start-up, data generation and page faults included.")
+    rep.p("")
+    if rows:
+        rep.seed_rows(rows)
+    else:
+        rep.p("*Not measured in this run: no hyperfine JSON (hyperfine missing, or "
+              "rtmem_bench_lecture_tables filtered out).*")
+        rep.p("")
 
 
 def coherent(rep):
@@ -601,8 +696,9 @@ def main():
     if results.partial:
         print("report: partial JSON (program crashed): " + ", ".join(results.partial))
     body_start = len(rep.lines)
-    for section in (fig_2_2, figs_3_5_3_6, table_3_2, figs_3_9_3_10, allocator_tables, coherent,
-                    lecture, frame_budget, scaling, fragmentation, appendix):
+    for section in (fig_2_2, figs_3_5_3_6, table_3_2, figs_3_9_3_10, allocator_tables,
+                    trub_growing_stack, coherent,
+                    lecture, lecture_tables, frame_budget, scaling, fragmentation, appendix):
         section(rep)
     body = rep.lines[body_start:]
     rep.lines = [

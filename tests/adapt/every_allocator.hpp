@@ -13,6 +13,7 @@
 #include "rtmem/alloc/arena.hpp"
 #include "rtmem/alloc/double_ended.hpp"
 #include "rtmem/alloc/frame.hpp"
+#include "rtmem/alloc/growing_stack.hpp"
 #include "rtmem/alloc/free_list.hpp"
 #include "rtmem/alloc/linear.hpp"
 #include "rtmem/alloc/pool.hpp"
@@ -56,6 +57,12 @@ struct linear_factory : factory_base<linear_allocator> {
 struct stack_factory : factory_base<stack_allocator> {
     static constexpr bool lifo_only = true;
     stack_allocator a{every_allocator_capacity};
+    type& get() { return a; }
+};
+
+struct growing_stack_factory : factory_base<growing_stack_allocator> {
+    static constexpr bool lifo_only = true;
+    growing_stack_allocator a{growing_stack_options{.chunk_size = 4096}};  // containers cross chunks
     type& get() { return a; }
 };
 
@@ -124,7 +131,7 @@ struct guarded_factory : factory_base<guarded<free_list_allocator<best_fit>>> {
 
 using every_allocator =
     ::testing::Types<malloc_factory, page_factory, linear_factory, stack_factory,
-                     double_ended_factory, frame_factory, arena_factory, pool_factory,
+                     growing_stack_factory, double_ended_factory, frame_factory, arena_factory, pool_factory,
                      free_list_first_fit_factory, free_list_best_fit_factory, tlsf_factory,
                      locked_malloc_factory, locked_tlsf_factory, tracked_factory, guarded_factory>;
 

@@ -58,6 +58,19 @@ TEST_F(Advice, LinearRemovesFreesAndStackCapacityCoversPeakDepth) {
     EXPECT_NE(s.config.find("per thread"), std::string::npos);
 }
 
+TEST_F(Advice, LinearEvidenceNamesTrubsGrade) {
+    EXPECT_NE(find(a, sites.site_of(m.linear_site)).evidence.find("used: linear good"),
+              std::string::npos);
+    // The wasteful site (25% used) becomes linear once 25% is accepted; 25% < 80%: satisfactory.
+    thresholds t;
+    t.linear_min_efficiency = 0.2;
+    const advice relaxed = advise(classify(m.trace, sites, t));
+    const auto& r = find(relaxed, sites.site_of(m.linear_bad_site));
+    EXPECT_EQ(r.allocator, "linear_allocator");
+    EXPECT_NE(r.evidence.find("used: linear satisfactory"), std::string::npos) << r.evidence;
+    EXPECT_NE(format_json(relaxed, address_namer(sites)).find("\"linear_satisfactory\": true"), std::string::npos);
+}
+
 TEST_F(Advice, RankedByEstimatedTimeSaved) {
     ASSERT_GE(a.ranked.size(), 2u);
     for (std::size_t i = 1; i < a.ranked.size(); ++i) {

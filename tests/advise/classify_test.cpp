@@ -37,6 +37,7 @@ TEST_F(MixedTrace, BulkFreedSiteIsLinearGood) {
     const auto& p = of(m.linear_site);
     EXPECT_EQ(p.cls, site_class::linear);
     EXPECT_FALSE(p.linear_bad);
+    EXPECT_FALSE(p.linear_satisfactory);
     EXPECT_EQ(p.bulk_frees, p.frees);
     EXPECT_GE(p.linear_efficiency(), 0.85);
     EXPECT_LT(p.lifo_fraction(), 0.2);  // freed in allocation order, not LIFO
@@ -104,6 +105,44 @@ TEST_F(MixedTrace, ThresholdsAreConfigurable) {
     site_profile r = of(m.linear_bad_site);
     strict.linear_min_efficiency = 0.1;  // accept more waste: now linear
     EXPECT_EQ(decide(r, strict, false), site_class::linear);
+}
+
+// Trub's grades of a bulk-freed site, by linear efficiency (peak live bytes / bump peak):
+// good >= linear_good_efficiency > satisfactory >= linear_min_efficiency > bad.
+TEST(LinearGrades, GoodSatisfactoryAndBadByEfficiency) {
+    const auto graded = [](std::uint64_t live, std::uint64_t bump) {
+        site_profile p;
+        p.allocations = p.frees = p.bulk_frees = 100;
+        p.bulk_runs = p.drains = 10;
+        p.max_live_count = 10;
+        p.max_size = p.min_size = 64;
+        p.max_live_bytes = live;
+        p.bump_peak = bump;
+        (void)decide(p, thresholds{}, false);
+        return p;
+    };
+    const auto good = graded(900, 1000);
+    EXPECT_EQ(good.cls, site_class::linear);
+    EXPECT_FALSE(good.linear_satisfactory);
+    EXPECT_FALSE(good.linear_bad);
+    const auto edge = graded(800, 1000);  // exactly linear_good_efficiency: good
+    EXPECT_FALSE(edge.linear_satisfactory);
+    const auto satisfactory = graded(600, 1000);
+    EXPECT_EQ(satisfactory.cls, site_class::linear);
+    EXPECT_TRUE(satisfactory.linear_satisfactory);
+    EXPECT_FALSE(satisfactory.linear_bad);
+    const auto low_edge = graded(500, 1000);  // exactly linear_min_efficiency: satisfactory
+    EXPECT_EQ(low_edge.cls, site_class::linear);
+    EXPECT_TRUE(low_edge.linear_satisfactory);
+    const auto bad = graded(300, 1000);
+    EXPECT_NE(bad.cls, site_class::linear);
+    EXPECT_TRUE(bad.linear_bad);
+    EXPECT_FALSE(bad.linear_satisfactory);
+    thresholds t;
+    EXPECT_TRUE(set_threshold(t, "linear_good_efficiency", 0.5));  // every linear site is good
+    auto p = graded(600, 1000);
+    (void)decide(p, t, false);
+    EXPECT_FALSE(p.linear_satisfactory);
 }
 
 TEST_F(MixedTrace, ClassificationIsStableAcrossSeeds) {

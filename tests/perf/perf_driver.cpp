@@ -12,6 +12,7 @@
 
 #include "floors.hpp"
 
+#include <rtmem/alloc/growing_stack.hpp>
 #include <rtmem/alloc/linear.hpp>
 #include <rtmem/alloc/pool.hpp>
 #include <rtmem/alloc/tlsf.hpp>
@@ -64,6 +65,13 @@ RTMEM_PERF_CASE void* rtmem_perf_tlsf_allocate(rtmem::tlsf_allocator* a) {
     return a->allocate(block, 16);
 }
 RTMEM_PERF_CASE void rtmem_perf_tlsf_free(rtmem::tlsf_allocator* a, void* p) {
+    a->deallocate(p, block, 16);
+}
+// Growing stack: allocate then free the top block inside a warm chunk (no chunk change).
+RTMEM_PERF_CASE void* rtmem_perf_growing_stack_allocate(rtmem::growing_stack_allocator* a) {
+    return a->allocate(block, 16);
+}
+RTMEM_PERF_CASE void rtmem_perf_growing_stack_free(rtmem::growing_stack_allocator* a, void* p) {
     a->deallocate(p, block, 16);
 }
 // The harness's own cost (entry and return), subtracted from every case.
@@ -141,6 +149,13 @@ int main(int argc, char** argv) {
         rtmem::tlsf_allocator a{std::span<std::byte>(buffer), which == "tlsf_cached" ? 7u : 0u};
         return repeat(calls,
                       [&] { return pair(&a, rtmem_perf_tlsf_allocate, rtmem_perf_tlsf_free); });
+    }
+    if (which == "growing_stack_pair") {
+        rtmem::growing_stack_allocator a{rtmem::growing_stack_options{}};
+        (void)a.allocate(8, 8);  // the first chunk, and a block below the measured ones
+        return repeat(calls, [&] {
+            return pair(&a, rtmem_perf_growing_stack_allocate, rtmem_perf_growing_stack_free);
+        });
     }
     std::fprintf(stderr, "unknown or unavailable case '%s'\n", argv[1]);
     return 2;

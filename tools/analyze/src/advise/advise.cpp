@@ -131,7 +131,8 @@ recommendation recommend(const site_profile& p, const cost_model& cost, double p
                           with_commas(p.bulk_runs) + " bulk runs of " + fixed(p.mean_bulk_run()) +
                           " on average; a bump allocator holds " + advice_bytes(p.bump_peak) +
                           " at most for " + advice_bytes(p.max_live_bytes) + " live (" +
-                          percent(p.linear_efficiency()) + " used: linear good)";
+                          percent(p.linear_efficiency()) + " used: linear " +
+                          (p.linear_satisfactory ? "satisfactory" : "good") + ")";
             r.sketch =
                 "rtmem::linear_allocator site_arena{" + size_expr(r.capacity_bytes) +
                 "};\n"

@@ -127,6 +127,7 @@ std::string format_json(const advice& a, const site_namer& name) {
            ", \"long_lived_min_lifetime\": " + num(t.long_lived_min_lifetime * 100) + "e-2" +
            ", \"bulk_min_fraction\": " + num(t.bulk_min_fraction * 100) +
            "e-2, \"linear_min_efficiency\": " + num(t.linear_min_efficiency * 100) +
+           "e-2, \"linear_good_efficiency\": " + num(t.linear_good_efficiency * 100) +
            "e-2, \"pool_max_spread\": " + num(t.pool_max_spread * 100) +
            "e-2, \"pool_max_block\": " + std::to_string(t.pool_max_block) +
            ", \"pool_min_churn\": " + num(t.pool_min_churn) +
@@ -173,6 +174,7 @@ std::string format_json(const advice& a, const site_namer& name) {
                    ", \"drains\": " + std::to_string(p->drains) +
                    ", \"bump_peak\": " + std::to_string(p->bump_peak) +
                    ", \"linear_bad\": " + (p->linear_bad ? "true" : "false") +
+                   ", \"linear_satisfactory\": " + (p->linear_satisfactory ? "true" : "false") +
                    ", \"period_ns\": " + num(p->period_ns) +
                    ", \"frame_fit\": " + std::to_string(p->frame_fit) +
                    ", \"frame_peak_bytes\": " + std::to_string(p->frame_peak_bytes) +

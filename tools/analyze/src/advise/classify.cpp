@@ -289,6 +289,7 @@ class classifier {
 
 site_class decide(site_profile& p, const thresholds& t, bool have_frames) noexcept {
     p.linear_bad = false;
+    p.linear_satisfactory = false;
     p.period_detected = false;
     p.cls = [&] {
         if (p.allocations < t.min_allocations) return site_class::general;
@@ -304,7 +305,12 @@ site_class decide(site_profile& p, const thresholds& t, bool have_frames) noexce
             return site_class::frame;
         }
         if (bulk) {
-            if (p.linear_efficiency() >= t.linear_min_efficiency) return site_class::linear;
+            // Trub's three linear grades: good (little waste), satisfactory (linear still pays,
+            // but holds up to 1 / linear_min_efficiency x the live bytes), bad (try others).
+            if (p.linear_efficiency() >= t.linear_min_efficiency) {
+                p.linear_satisfactory = p.linear_efficiency() < t.linear_good_efficiency;
+                return site_class::linear;
+            }
             p.linear_bad = true;
         }
         if (p.frees > 0 && p.lifo_fraction() >= t.stack_min_lifo) return site_class::stack;
@@ -334,6 +340,7 @@ void for_each_threshold(thresholds& t, F&& f) {
     f("bulk_min_density", t.bulk_min_density);
     f("bulk_min_fraction", t.bulk_min_fraction);
     f("linear_min_efficiency", t.linear_min_efficiency);
+    f("linear_good_efficiency", t.linear_good_efficiency);
     f("pool_max_spread", t.pool_max_spread);
     f("pool_max_block", t.pool_max_block);
     f("pool_min_churn", t.pool_min_churn);

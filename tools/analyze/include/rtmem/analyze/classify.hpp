@@ -29,6 +29,7 @@ struct thresholds {
     double bulk_min_density = 0.05;  ///< a bulk run's frees / all events during the run
     double bulk_min_fraction = 0.8;  ///< frees inside bulk runs / frees for a linear site
     double linear_min_efficiency = 0.5;    ///< peak live bytes / bump bytes: below is "linear bad"
+    double linear_good_efficiency = 0.8;   ///< at or above: "linear good"; below: "satisfactory"
     double pool_max_spread = 0.25;         ///< (max size - min size) / max size for a pool site
     std::uint64_t pool_max_block = 4096;   ///< larger blocks are not pooled
     double pool_min_churn = 2.0;           ///< allocations / max live count for a pool site
@@ -47,6 +48,7 @@ struct site_profile {
     std::uint32_t site = 0;
     site_class cls = site_class::general;
     bool linear_bad = false;       ///< bulk-freed, but a bump allocator would hold too much
+    bool linear_satisfactory = false;  ///< linear, but the bump allocator holds up to 2x live
     bool period_detected = false;  ///< frame class from drain periodicity, not markers
 
     std::uint64_t allocations = 0, frees = 0, reallocs = 0, bytes = 0;
