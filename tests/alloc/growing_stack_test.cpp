@@ -168,8 +168,8 @@ TEST(GrowingStack, DoubleFreeSizeMismatchForeignPointerBadAlignment) {
     a.deallocate(q, 24, 8);
     a.deallocate(q, 24, 8);
     EXPECT_EQ(rec.count(violation_kind::double_free), 1u);
-    int local = 0;
-    a.deallocate(&local, sizeof local, alignof(int));
+    alignas(16) std::byte local[64] = {};  // room before it: the check reads no header of it
+    a.deallocate(local + 32, 8, 8);
     EXPECT_EQ(rec.count(violation_kind::foreign_pointer), 1u);
     EXPECT_EQ(a.allocate(8, 48), nullptr);
     EXPECT_EQ(rec.count(violation_kind::bad_alignment), 1u);
