@@ -8,8 +8,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "malloc_origin.hpp"
-
 namespace rtmem::bench {
 
 /// Marsaglia's xorshift64: cheap enough not to show in the timings, and the same sequence for
@@ -46,10 +44,9 @@ class table_reporter : public benchmark::ConsoleReporter {
     virtual void print_table() = 0;
 };
 
-/// The rest of main() once the benchmarks are registered; the JSON context names the process's
-/// malloc (malloc_origin.hpp).
+/// The rest of main() once the benchmarks are registered (heap_origin.cpp has already put the
+/// libraries serving malloc and operator new in the JSON context).
 inline int run_benchmarks(int argc, char** argv) {
-    record_malloc_origin();
     benchmark::Initialize(&argc, argv);
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

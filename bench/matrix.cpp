@@ -81,10 +81,12 @@ void multiply_bench(benchmark::State& state, std::size_t n, std::size_t m) {
 int main(int argc, char** argv) {
     const bool quick = rtmem::bench::quick_mode();
     std::vector<std::pair<int, int>> sizes = {{200, 100}, {400, 300}, {600, 500}};
-    if (!quick) {
+    if (!quick) {  // up to the thesis' largest point, 2000 x 1900 (tens of seconds per naive run)
         sizes.emplace_back(800, 700);
         sizes.emplace_back(1000, 900);
         sizes.emplace_back(1200, 1100);
+        sizes.emplace_back(1600, 1500);
+        sizes.emplace_back(2000, 1900);
     }
     for (auto [n, m] : sizes) {
         for (bool transposed : {false, true}) {
@@ -96,6 +98,7 @@ int main(int argc, char** argv) {
                     ? benchmark::RegisterBenchmark(name.c_str(), multiply_bench<true>, un, um)
                     : benchmark::RegisterBenchmark(name.c_str(), multiply_bench<false>, un, um);
             b->Unit(benchmark::kMillisecond);
+            if (n >= 1600) b->Iterations(1)->Repetitions(3);  // one multiply is seconds long
         }
     }
     return rtmem::bench::run_benchmarks(argc, argv);

@@ -1,15 +1,23 @@
 # Peer allocators from Debian packages, through their prefixed APIs so they never replace the
 # process's malloc. Each found peer adds RTMEM_HAVE_<NAME>=1 to rtmem_bench_peers.
 add_library(rtmem_bench_peers INTERFACE)
-# Debian's libmimalloc, libjemalloc and libtcmalloc export malloc themselves: whichever is
-# linked first would become the process malloc and every "glibc" figure would measure it.
-# Putting libc first among the needed libraries keeps malloc glibc's.
+# Debian's libmimalloc, libjemalloc and libtcmalloc export malloc and the global operator
+# new/delete themselves: the dynamic linker binds each symbol to the first needed library that
+# defines it, so a peer linked before libc or libstdc++ would serve every "glibc" malloc or new
+# row. libc and then the C++ runtime go first among the needed libraries; heap_origin.cpp,
+# compiled into every program that links the peers, checks the binding at start-up.
+target_sources(rtmem_bench_peers INTERFACE ${CMAKE_CURRENT_LIST_DIR}/heap_origin.cpp)
 if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
   find_file(RTMEM_LIBC_SO libc.so.6
     PATHS /lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu /lib64 /lib/aarch64-linux-gnu NO_DEFAULT_PATH)
   if(RTMEM_LIBC_SO)
+    set(rtmem_cxx_runtime -lstdc++)
+    if(CMAKE_CXX_FLAGS MATCHES "-stdlib=libc\\+\\+")
+      set(rtmem_cxx_runtime -lc++)
+    endif()
     target_link_options(rtmem_bench_peers INTERFACE
-      "LINKER:--push-state,--no-as-needed" ${RTMEM_LIBC_SO} "LINKER:--pop-state")
+      "LINKER:--push-state,--no-as-needed" ${RTMEM_LIBC_SO} ${rtmem_cxx_runtime}
+      "LINKER:--pop-state")
   endif()
 endif()
 find_package(PkgConfig QUIET)

@@ -25,7 +25,6 @@
 #include <utility>
 #include <vector>
 
-#include "malloc_origin.hpp"
 #include "rtmem/alloc/free_list.hpp"
 #include "rtmem/alloc/pool.hpp"
 #include "rtmem/alloc/tlsf.hpp"
@@ -686,7 +685,6 @@ class ratio_reporter : public benchmark::ConsoleReporter {
 
 int main(int argc, char** argv) {
     register_all();
-    rtmem::bench::record_malloc_origin();
     benchmark::AddCustomContext("glibc_baseline", glibc.genuine ? "libc.so.6 malloc (dlsym)"
                                                                 : "process malloc (may be a peer)");
     // Look for a non-console format before Initialize() consumes the flags.

@@ -6,17 +6,8 @@
 
 namespace rtmem {
 
-/// Header at the start of every chunk; the payload follows it.
-struct arena::chunk {
-    chunk* prev;              // older chunk in the same list
-    std::size_t bytes;        // whole chunk, header included (what the upstream gave)
-    std::byte* top;           // top when the chunk stopped being current / end of a dedicated block
-    std::size_t used_before;  // used bytes of all older regular chunks
-    std::uint64_t serial;     // distinguishes a reused address from the chunk a marker saw
-};
-
 namespace {
-constexpr std::size_t header_bytes = align_up(sizeof(arena::chunk), default_alignment);
+constexpr std::size_t header_bytes = detail::arena_chunk_header_bytes;
 
 std::byte* payload(arena::chunk* c) noexcept {
     return reinterpret_cast<std::byte*>(c) + header_bytes;
@@ -226,7 +217,7 @@ void arena::drop_dedicated_until(const chunk* keep) noexcept {
     }
 }
 
-void arena::rewind(marker_type m) noexcept {
+void arena::rewind_across(marker_type m) noexcept {
     if (!valid(m)) [[unlikely]] {
         report_violation(violation_kind::stale_marker, name, m.top, 0,
                          "rewind to %p: the marker was already rewound past (its chunk or "
@@ -281,17 +272,6 @@ bool arena::owns(const void* p) const noexcept {
     for (chunk* c = dedicated_; c != nullptr; c = c->prev)
         if (b >= payload(c) && b < c->top) return true;
     return false;
-}
-
-std::size_t arena::used() const noexcept {
-    const std::size_t regular =
-        head_ == nullptr ? 0 : head_->used_before + static_cast<std::size_t>(top_ - payload(head_));
-    return regular + dedicated_used_;
-}
-
-void arena::note_peak() noexcept {
-    const std::size_t u = used();
-    if (u > peak_) peak_ = u;
 }
 
 rtmem::stats arena::stats() const noexcept {

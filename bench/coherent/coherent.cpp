@@ -17,6 +17,7 @@
 #include "floors.hpp"
 #include "suite_mode.hpp"
 
+#include <rtmem/adapt/std_allocator.hpp>
 #include <rtmem/adapt/temporary.hpp>
 
 #ifdef RTMEM_HAVE_ABSL
@@ -106,6 +107,17 @@ void temp_rtmem_scope(benchmark::State& state) {  // rtmem's thread-local tempor
     }
 }
 
+// The non-pmr path: a std::vector over the scope's arena through rtmem::std_allocator (no
+// virtual call; the bump is inlined into the vector's growth).
+void temp_rtmem_scope_std(benchmark::State& state) {
+    using alloc = rtmem::std_allocator<task*, rtmem::arena>;
+    for (auto _ : state) {
+        rtmem::temp_scope scope;
+        benchmark::DoNotOptimize(
+            on_task_complete<std::vector<task*, alloc>>(alloc(scope.allocator())));
+    }
+}
+
 // ---- unique values ------------------------------------------------------------------------
 // Per "frame", `inserts` element pointers are flagged in random order; each distinct element is
 // flagged `duplicates` times. Then the work (a sqrt) runs on each collected element.
@@ -180,6 +192,7 @@ int main(int argc, char** argv) {
     RegisterBenchmark("coherent/temp/linear_scope", temp_linear_scope);
     RegisterBenchmark("coherent/temp/pmr_monotonic", temp_pmr_monotonic);
     RegisterBenchmark("coherent/temp/rtmem_temp_scope", temp_rtmem_scope);
+    RegisterBenchmark("coherent/temp/rtmem_temp_scope_std", temp_rtmem_scope_std);
     for (int dup : {1, 2, 4}) {
         const std::string suffix = "/dup:" + std::to_string(dup);
         RegisterBenchmark(("coherent/unique/unordered_set" + suffix).c_str(), unique_unordered_set,

@@ -1,8 +1,10 @@
 // The list of rtmem allocators the adapter tests run on: one factory per allocator, each owning
 // the allocator (and whatever it needs) for one test. Traits say how the allocator may be used:
-//   elements    how many elements the container tests use (a pool's blocks bound its largest
-//   request) frees       deallocate gives memory back (false: linear-style, memory returns on
-//   reset/rewind) lifo_only   blocks must be freed in reverse order (stack allocators)
+//   elements   how many elements the container tests use (a pool's blocks bound the largest
+//              request)
+//   frees      deallocate gives memory back (false: linear-style, memory returns on
+//              reset/rewind)
+//   lifo_only  blocks must be freed in reverse order (stack allocators)
 #pragma once
 #include <gtest/gtest.h>
 
@@ -17,6 +19,7 @@
 #include "rtmem/alloc/free_list.hpp"
 #include "rtmem/alloc/linear.hpp"
 #include "rtmem/alloc/pool.hpp"
+#include "rtmem/alloc/rt_heap.hpp"
 #include "rtmem/alloc/stack.hpp"
 #include "rtmem/alloc/tlsf.hpp"
 #include "rtmem/core/malloc_allocator.hpp"
@@ -106,6 +109,16 @@ struct tlsf_factory : factory_base<tlsf_allocator> {
     type& get() { return a; }
 };
 
+struct rt_heap_factory : factory_base<rt_heap> {
+    rt_heap a{[] {
+        rt_heap_options o;
+        o.reserve_bytes = every_allocator_capacity;
+        o.segment_bytes = 64u << 10;
+        return o;
+    }()};
+    type& get() { return a; }
+};
+
 struct locked_malloc_factory : factory_base<locked<malloc_allocator, spin_mutex>> {
     type a;
     type& get() { return a; }
@@ -133,6 +146,6 @@ using every_allocator =
     ::testing::Types<malloc_factory, page_factory, linear_factory, stack_factory,
                      growing_stack_factory, double_ended_factory, frame_factory, arena_factory, pool_factory,
                      free_list_first_fit_factory, free_list_best_fit_factory, tlsf_factory,
-                     locked_malloc_factory, locked_tlsf_factory, tracked_factory, guarded_factory>;
+                     rt_heap_factory, locked_malloc_factory, locked_tlsf_factory, tracked_factory, guarded_factory>;
 
 }  // namespace rtmem::testing

@@ -119,9 +119,12 @@ TEST(Units, HumanReadable) {
     EXPECT_EQ(with_commas(3200), "3,200");
     EXPECT_EQ(with_commas(1234567), "1,234,567");
     EXPECT_EQ(with_commas(12), "12");
-    EXPECT_EQ(advice_bytes(1536 * 1024), "1.5 MiB");
-    EXPECT_EQ(advice_bytes(48), "48 B");
-    EXPECT_EQ(advice_ns(12.3e6), "12.3 ms");
+    EXPECT_EQ(human_bytes(1536 * 1024), "1.5 MiB");
+    EXPECT_EQ(human_bytes(48), "48 B");
+    EXPECT_EQ(human_ns(12.3e6), "12.3 ms");
+    EXPECT_EQ(human_ns(-2500.0), "-2500 ns");
+    EXPECT_EQ(human_ns(std::uint64_t{9999}), "9999 ns");
+    EXPECT_EQ(human_ns(std::uint64_t{10000}), "10.0 us");
 }
 
 }  // namespace

@@ -95,7 +95,8 @@ TEST(PoolAllocator, GrowthNeverMovesBlocks) {
 
 TEST(PoolAllocator, PeakIsTheHighWaterMarkOfLiveBlocks) {
     alignas(16) static std::byte buf[4096];
-    rtmem::pool_allocator p{std::span<std::byte>(buf), 16, 16};
+    rtmem::pool_allocator<rtmem::malloc_allocator, rtmem::pool_counting::calls> p{
+        std::span<std::byte>(buf), 16, 16};
     std::vector<void*> got;
     for (int i = 0; i < 10; ++i) got.push_back(p.allocate_block());
     for (int i = 0; i < 5; ++i) p.deallocate_block(got[static_cast<std::size_t>(i)]);
@@ -302,3 +303,23 @@ TEST(PoolAllocatorDeathTest, DoubleFreeAbortsByDefault) {
 #endif
 #endif
 }  // namespace
+
+// The default pool counts nothing on its fast path: live_count walks the free list and
+// total_count says "not counted" (0), while the counting pool's figures are O(1) and exact.
+TEST(PoolAllocator, UncountedPoolDerivesLiveCountFromTheFreeList) {
+    alignas(16) static std::byte buf[4096];
+    rtmem::pool_allocator p{std::span<std::byte>(buf), 16, 16};
+    static_assert(!decltype(p)::counts_calls);
+    std::vector<void*> got;
+    for (int i = 0; i < 10; ++i) got.push_back(p.allocate_block());
+    for (int i = 0; i < 4; ++i) p.deallocate_block(got[static_cast<std::size_t>(i)]);
+    EXPECT_EQ(p.live_count(), 6u);
+    EXPECT_EQ(p.stats().live_count, 6u);
+    EXPECT_EQ(p.stats().used, 6 * p.block_stride());
+    EXPECT_EQ(p.stats().total_count, 0u);
+    (void)p.allocate_block();
+    EXPECT_EQ(p.live_count(), 7u);
+    p.reset();
+    EXPECT_EQ(p.live_count(), 0u);
+    EXPECT_TRUE(p.check());
+}

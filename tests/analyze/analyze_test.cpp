@@ -49,6 +49,29 @@ class analyze_test : public rtmem::testing::scratch_dir_test {
     }
 };
 
+TEST_F(analyze_test, realloc_in_place_counts_only_calls_returning_their_block) {
+    std::string p = path("r.rtt");
+    {
+        trace_writer w(p);
+        w.stack(1, {0x1100});
+        w.event(0, op::malloc, 10, 0xa0, 16, 1);
+        w.event(0, op::realloc, 20, 0xa0, 32, 1, 0xa0);  // grown in place
+        w.event(0, op::realloc, 30, 0xb0, 4096, 1, 0xa0);  // moved
+        w.event(0, op::realloc, 40, 0xc0, 8, 1);          // realloc(nullptr, 8): no block given
+        w.event(0, op::realloc, 50, 0xc0, 4, 1, 0xc0);    // shrunk in place
+        w.finish();
+    }
+    trace_reader r(p);
+    report_data d = analyze_events(r);
+    EXPECT_EQ(d.calls[static_cast<std::size_t>(op::realloc)], 4u);
+    EXPECT_EQ(d.reallocs_in_place, 2u);
+    site_names names(r, nullptr);
+    std::ostringstream text;
+    print_text(text, describe(r), d, names, 5);
+    EXPECT_NE(text.str().find("realloc in place 2 of 4"), std::string::npos) << text.str();
+    EXPECT_EQ(to_json(describe(r), d, names, 5)["totals"]["reallocs_in_place"], 2u);
+}
+
 TEST_F(analyze_test, reader_merges_threads_in_time_order_and_loads_stacks_and_modules) {
     trace_reader r(write_scenario("s.rtt"));
     EXPECT_EQ(r.program(), "/synthetic/program");

@@ -11,7 +11,8 @@
 #include <vector>
 
 #include "rtmem/analyze/event.hpp"
-#include "rtmem/analyze/trace_format.hpp"
+#include "rtmem/format/layout.hpp"
+#include "rtmem/format/packed.hpp"
 
 namespace rtmem::testing {
 

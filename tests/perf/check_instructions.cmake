@@ -45,7 +45,7 @@ if(frac LESS 10)
   set(frac "0${frac}")
 endif()
 math(EXPR base_per_call "${base} / ${CALLS}")
-message("${FUNCTION}: ${whole}.${frac} instructions per operation (${total} collected over "
+message("${FUNCTION} (${CASE}): ${whole}.${frac} instructions per operation (${total} collected over "
         "${CALLS} calls, minus ${base_per_call} per call of harness entry/return); bound ${BOUND}")
 if(per_op_x100 GREATER "${BOUND}00")
   message(FATAL_ERROR "${FUNCTION} exceeds its budget: ${whole}.${frac} > ${BOUND} "

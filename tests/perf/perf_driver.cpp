@@ -6,15 +6,21 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory_resource>
 #include <span>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "floors.hpp"
 
+#include <rtmem/adapt/temporary.hpp>
+#include <rtmem/alloc/frame.hpp>
 #include <rtmem/alloc/growing_stack.hpp>
 #include <rtmem/alloc/linear.hpp>
 #include <rtmem/alloc/pool.hpp>
+#include <rtmem/alloc/rt_heap.hpp>
+#include <rtmem/alloc/stack.hpp>
 #include <rtmem/alloc/tlsf.hpp>
 
 // Out of line, unmangled and never cloned or specialised, so callgrind finds it by name.
@@ -45,6 +51,23 @@ RTMEM_PERF_CASE void rtmem_perf_floor_push(rtmem::bench::free_list_floor* a, voi
 RTMEM_PERF_CASE void* rtmem_perf_linear_allocate(rtmem::linear_allocator* a) {
     return a->allocate(block, 16);
 }
+RTMEM_PERF_CASE void* rtmem_perf_frame_allocate(rtmem::frame_allocator<2>* a) {
+    return a->allocate(block, 16);
+}
+RTMEM_PERF_CASE void* rtmem_perf_stack_allocate(rtmem::stack_allocator* a) {
+    return a->allocate(block, 16);
+}
+RTMEM_PERF_CASE void rtmem_perf_stack_deallocate(rtmem::stack_allocator* a, void* p) {
+    a->deallocate(p, block, 16);
+}
+// temp_scope: the scope's own (non-pmr) allocate, and the pmr resource's allocate (a virtual
+// do_allocate) as a std::pmr container calls it.
+RTMEM_PERF_CASE void* rtmem_perf_temp_scope_allocate(const rtmem::temp_scope* s) {
+    return s->allocate(block, 16);
+}
+RTMEM_PERF_CASE void* rtmem_perf_temp_resource_allocate(std::pmr::memory_resource* r) {
+    return r->allocate(block, 16);
+}
 // Pool: the allocator-concept calls and the typed block calls, each out of line.
 RTMEM_PERF_CASE void* rtmem_perf_pool_allocate(rtmem::pool_allocator<>* a) {
     return a->allocate(block, 16);
@@ -66,6 +89,15 @@ RTMEM_PERF_CASE void* rtmem_perf_tlsf_allocate(rtmem::tlsf_allocator* a) {
 }
 RTMEM_PERF_CASE void rtmem_perf_tlsf_free(rtmem::tlsf_allocator* a, void* p) {
     a->deallocate(p, block, 16);
+}
+// rt_heap, the calling thread's own blocks: the binding test, the remote-queue test, then TLSF.
+// A free of a block another thread allocated is the wait-free push onto its owner's queue; an
+// allocate that finds the queue full takes drain_batch blocks back first (each a TLSF free).
+RTMEM_PERF_CASE void* rtmem_perf_rt_heap_allocate(rtmem::rt_heap* h) {
+    return h->allocate(block, 16);
+}
+RTMEM_PERF_CASE void rtmem_perf_rt_heap_free(rtmem::rt_heap* h, void* p) {
+    h->deallocate(p, block, 16);
 }
 // Growing stack: allocate then free the top block inside a warm chunk (no chunk change).
 RTMEM_PERF_CASE void* rtmem_perf_growing_stack_allocate(rtmem::growing_stack_allocator* a) {
@@ -130,6 +162,27 @@ int main(int argc, char** argv) {
         rtmem::linear_allocator a{std::span<std::byte>(buffer)};
         return repeat(calls, [&] { return rtmem_perf_linear_allocate(&a); });
     }
+    if (which == "frame_allocate") {
+        rtmem::frame_allocator<2> a{capacity};
+        return repeat(calls, [&] { return rtmem_perf_frame_allocate(&a); });
+    }
+    if (which == "stack_pair") {
+        rtmem::stack_allocator a{std::size_t{64} * 1024};
+        return repeat(calls, [&] {
+            return pair(&a, rtmem_perf_stack_allocate, rtmem_perf_stack_deallocate);
+        });
+    }
+    if (which == "temp_scope_allocate" || which == "temp_resource_allocate") {
+        {  // warm: the same allocations once, so the measured run reuses the cached chunks
+            rtmem::temp_scope warm;
+            for (long i = 0; i < calls; ++i) (void)warm.allocate(block, 16);
+        }
+        rtmem::temp_scope scope;
+        std::pmr::memory_resource* r = scope.resource();
+        return which == "temp_scope_allocate"
+                   ? repeat(calls, [&] { return rtmem_perf_temp_scope_allocate(&scope); })
+                   : repeat(calls, [&] { return rtmem_perf_temp_resource_allocate(r); });
+    }
     if (which == "pool_pair") {
         std::vector<std::byte> buffer(64 * 1024);
         rtmem::pool_allocator<> a{std::span<std::byte>(buffer), block, 16};
@@ -149,6 +202,50 @@ int main(int argc, char** argv) {
         rtmem::tlsf_allocator a{std::span<std::byte>(buffer), which == "tlsf_cached" ? 7u : 0u};
         return repeat(calls,
                       [&] { return pair(&a, rtmem_perf_tlsf_allocate, rtmem_perf_tlsf_free); });
+    }
+    if (which == "rt_heap_cached" || which == "rt_heap_worst") {
+        rtmem::rt_heap_options o;
+        o.reserve_bytes = 64u << 20;
+        o.cache_depth = which == "rt_heap_cached" ? 8 : 0;
+        rtmem::rt_heap h{o};
+        if (!h.attach()) return 1;
+        void* warm = h.allocate(block, 16);  // the first segment is granted outside the count
+        h.deallocate(warm, block, 16);
+        return repeat(calls,
+                      [&] { return pair(&h, rtmem_perf_rt_heap_allocate, rtmem_perf_rt_heap_free); });
+    }
+    if (which == "rt_heap_remote_free") {
+        // Another thread allocates every block and exits; this thread frees them all.
+        rtmem::rt_heap h{};
+        std::vector<void*> blocks(static_cast<std::size_t>(calls));
+        std::thread([&] {
+            for (auto& p : blocks) p = h.allocate(block, 16);
+        }).join();
+        long i = 0;
+        return repeat(calls, [&] {
+            void* p = blocks[static_cast<std::size_t>(i++)];
+            rtmem_perf_rt_heap_free(&h, p);
+            return p;
+        });
+    }
+    if (which == "rt_heap_drain") {
+        // Each measured allocate first takes back a full batch (drain_batch, 4 by default) of
+        // this thread's blocks freed while the thread was bound to another heap (so they took
+        // the cross-thread path), with the front cache off so each is a coalescing TLSF free.
+        rtmem::rt_heap_options o;
+        o.reserve_bytes = 64u << 20;
+        o.cache_depth = 0;
+        rtmem::rt_heap h{o}, other{};
+        std::vector<void*> batch(o.drain_batch);
+        return repeat(calls, [&] {
+            for (auto& p : batch) p = h.allocate(block, 16);
+            other.deallocate(other.allocate(16, 16), 16, 16);  // binds this thread to `other`
+            for (auto* p : batch) h.deallocate(p, block, 16);   // queued: not bound to h
+            if (!h.attach()) return static_cast<void*>(nullptr);
+            void* p = rtmem_perf_rt_heap_allocate(&h);
+            h.deallocate(p, block, 16);
+            return p;
+        });
     }
     if (which == "growing_stack_pair") {
         rtmem::growing_stack_allocator a{rtmem::growing_stack_options{}};

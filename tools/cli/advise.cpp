@@ -1,12 +1,11 @@
 // rtmem advise TRACE: classifies every allocation site and recommends an rtmem allocator.
-// Also contributes the "Allocation advice" section of `rtmem report --html`.
+// (The same advice is a section of `rtmem report --html`: tools/analyze/src/sections/advice.cpp.)
 #include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "advise_options.hpp"
 #include "command.hpp"
-#include "rtmem/analyze/html_sections.hpp"
 
 namespace {
 
@@ -47,21 +46,6 @@ int run_advise(const advise_args& a) {
         std::cout << format_text(adv, name, o);
     return 0;
 }
-
-std::string render_advice_section(event_source& source) {
-    site_map sites(source);
-    const advice adv = advise(classify(source, sites));
-    format_options o;
-    o.wrap = false;
-    if (auto* reader = dynamic_cast<trace_reader*>(&source)) {
-        symbolizer sym(*reader);
-        return format_html(adv, symbol_namer(sites, sym), o);
-    }
-    return format_html(adv, address_namer(sites), o);
-}
-
-const bool registered_section =
-    register_html_section("Allocation advice (rtmem advise)", render_advice_section);
 
 const bool registered = rtmem::cli::register_command(
     {"advise",

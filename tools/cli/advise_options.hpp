@@ -18,14 +18,16 @@ struct advisor_options {
         sub.add_option(
             "--site-depth", site_depth,
             "Merge call stacks sharing their N innermost frames into one site (0 = whole stack)");
-        std::string names;
-        for (auto n : analyze::threshold_names())
-            names += std::string(names.empty() ? "" : ", ") + std::string(n);
-        sub.add_option(
-            "--set", sets,
-            "Override a threshold or cost, NAME=VALUE (repeatable). Thresholds: " + names +
-                ". Costs (ns): malloc_ns, free_ns, bump_ns, stack_ns, stack_free_ns, pool_ns, "
-                "pool_free_ns, tlsf_ns, tlsf_free_ns. See docs/advisor.md");
+        auto join = [](const std::vector<std::string_view>& names) {
+            std::string out;
+            for (auto n : names) out += std::string(out.empty() ? "" : ", ") + std::string(n);
+            return out;
+        };
+        sub.add_option("--set", sets,
+                       "Override a threshold or cost, NAME=VALUE (repeatable). Thresholds: " +
+                           join(analyze::threshold_names()) +
+                           ". Costs (ns): " + join(analyze::cost_names()) +
+                           ". See docs/advisor.md");
     }
 
     [[nodiscard]] analyze::thresholds limits() const {

@@ -16,20 +16,25 @@
 #include "rtmem/analyze/report.hpp"
 #include "rtmem/analyze/report_output.hpp"
 #include "rtmem/analyze/trace_reader.hpp"
+#include "rtmem/format/contract.hpp"
 
 namespace {
 
+namespace contract = rtmem::trace_format::contract;
+
 struct record_args {
     std::string output;
-    int depth = 16;
-    int timing = 16;
-    bool follow_fork = false;
+    int depth = contract::default_depth;
+    std::uint32_t timing = contract::default_timing_period;
+    bool follow_fork = contract::default_follow_fork;
     std::vector<std::string> command;
 };
 
 std::string find_preload_library() {
     namespace fs = std::filesystem;
-    if (const char* env = std::getenv("RTMEM_TRACE_LIB"); env != nullptr && *env != 0) return env;
+    if (const char* env = std::getenv(contract::env_library); env != nullptr && *env != 0) {
+        return env;
+    }
     std::error_code ec;
     fs::path self = fs::read_symlink("/proc/self/exe", ec);
     std::vector<fs::path> candidates;
@@ -47,7 +52,7 @@ std::string find_preload_library() {
         if (fs::exists(c, ec)) return fs::absolute(c, ec).string();
     }
     throw rtmem::cli::usage_error(
-        "cannot find librtmem-trace.so (set RTMEM_TRACE_LIB to its path)");
+        "cannot find librtmem-trace.so (set " + std::string(contract::env_library) + " to its path)");
 }
 
 int run_record(const record_args& a) {
@@ -66,24 +71,28 @@ int run_record(const record_args& a) {
     sigaction(SIGQUIT, &ignore, &old_quit);
     pid_t child = fork();
     if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-    std::string base = std::filesystem::path(a.command[0]).filename().string();
-    std::string file =
-        !a.output.empty() ? a.output : "rtmem-" + base + "-" + std::to_string(child) + ".rtt";
+    // The child's pid names the default file; the child itself knows it as getpid().
+    auto trace_file = [&](pid_t pid) {
+        if (!a.output.empty()) return a.output;
+        char name[4200];
+        contract::default_file_name(name, sizeof name, a.command[0].c_str(),
+                                    static_cast<std::uint64_t>(pid));
+        return std::string(name);
+    };
+    std::string file = trace_file(child);
     if (child == 0) {
         sigaction(SIGINT, &old_int, nullptr);
         sigaction(SIGQUIT, &old_quit, nullptr);
-        std::string path = !a.output.empty()
-                               ? a.output
-                               : "rtmem-" + base + "-" + std::to_string(getpid()) + ".rtt";
+        std::string path = trace_file(getpid());
         const char* old_preload = std::getenv("LD_PRELOAD");
         std::string preload = lib;
         if (old_preload != nullptr && *old_preload != 0) preload += std::string(":") + old_preload;
         setenv("LD_PRELOAD", preload.c_str(), 1);
-        setenv("RTMEM_TRACE_FILE", path.c_str(), 1);
-        setenv("RTMEM_TRACE_DEPTH", std::to_string(a.depth).c_str(), 1);
-        setenv("RTMEM_TRACE_TIMING", std::to_string(a.timing).c_str(), 1);
-        setenv("RTMEM_TRACE_FOLLOW_FORK", a.follow_fork ? "1" : "0", 1);
-        unsetenv("RTMEM_TRACE_ACTIVE");
+        setenv(contract::env_file, path.c_str(), 1);
+        setenv(contract::env_depth, std::to_string(a.depth).c_str(), 1);
+        setenv(contract::env_timing, std::to_string(a.timing).c_str(), 1);
+        setenv(contract::env_follow_fork, a.follow_fork ? "1" : "0", 1);
+        unsetenv(contract::env_active);
         execvp(argv[0], argv.data());
         std::string msg = "rtmem: cannot run " + a.command[0] + ": " + std::strerror(errno) + "\n";
         (void)!write(2, msg.data(), msg.size());
@@ -126,10 +135,10 @@ const bool registered = rtmem::cli::register_command(
          auto a = std::make_shared<record_args>();
          sub.add_option("-o,--output", a->output, "Trace file (default rtmem-<program>-<pid>.rtt)");
          sub.add_option("--depth", a->depth, "Call stack depth (0: no stacks)")
-             ->check(CLI::Range(0, 128));
+             ->check(CLI::Range(0, contract::max_depth));
          sub.add_option("--timing", a->timing,
                         "Time one allocator call in N (1: every call, costs a second clock read)")
-             ->check(CLI::Range(1, 65536));
+             ->check(CLI::Range(std::uint32_t{1}, contract::max_timing_period));
          sub.add_flag("--follow-fork", a->follow_fork,
                       "Trace forked children and exec'd programs into <file>.<pid>");
          sub.add_option("command", a->command, "Program and arguments (after --)")->required();

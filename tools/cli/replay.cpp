@@ -1,6 +1,6 @@
-// rtmem replay TRACE: replays the trace's allocation calls through glibc, mimalloc, jemalloc,
-// tcmalloc, tlsf_allocator (plain and cached) and the mixed (advised) configuration; time,
-// footprint, violations.
+// rtmem replay TRACE: replays the trace's allocation calls through every whole-program backend
+// (whole_program_backends()) and the mixed (advised) configuration; time, footprint,
+// violations.
 #include <unistd.h>
 
 #include <cstdlib>
@@ -57,17 +57,18 @@ int run_replay(const replay_args& a) {
     o.baseline = a.baseline;
     o.apply_top = a.apply;
     std::stringstream list(a.backends);
+    const auto backends = whole_program_backends();
     for (std::string name; std::getline(list, name, ',');) {
         if (name.empty()) continue;
-        if (find_backend(whole_program_backends(), name) == nullptr) {
-            throw rtmem::cli::usage_error("--backends: unknown allocator '" + name +
-                                          "' (glibc, mimalloc, jemalloc, tcmalloc, tlsf, "
-                                          "tlsf_cached)");
+        if (find_backend(backends, name) == nullptr) {
+            throw rtmem::cli::usage_error("--backends: unknown allocator '" + name + "' (" +
+                                          backend_names() + ")");
         }
         o.backends.push_back(name);
     }
-    if (find_backend(whole_program_backends(), o.baseline) == nullptr) {
-        throw rtmem::cli::usage_error("--baseline: unknown allocator '" + o.baseline + "'");
+    if (find_backend(backends, o.baseline) == nullptr) {
+        throw rtmem::cli::usage_error("--baseline: unknown allocator '" + o.baseline + "' (" +
+                                      backend_names() + ")");
     }
     const replay_report r = replay(prog, &adv, o);
     std::unique_ptr<symbolizer> sym;
@@ -82,13 +83,15 @@ int run_replay(const replay_args& a) {
 
 const bool registered = rtmem::cli::register_command(
     {"replay",
-     "Replay a trace's allocations through glibc, mimalloc, jemalloc, tcmalloc, tlsf (plain and "
-     "with its front cache) and the advised allocators",
+     "Replay a trace's allocations through whole-program allocators (glibc, peers, tlsf) and "
+     "the advised allocators",
      [](CLI::App& sub, std::function<int()>& run) {
          auto a = std::make_shared<replay_args>();
          sub.add_option("trace", a->file, "Trace file written by rtmem record")->required();
          sub.add_option("--backends", a->backends,
-                        "Comma-separated whole-program allocators (default: all available)");
+                        "Comma-separated whole-program allocators: " +
+                            backend_names() +
+                            " (default: all available)");
          sub.add_option("--baseline", a->baseline,
                         "Allocator of the non-advised sites in the mixed replay");
          sub.add_option("--repetitions,-r", a->repetitions,

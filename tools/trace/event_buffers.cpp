@@ -412,7 +412,7 @@ void record(op kind, std::uint64_t size, std::size_t align, const void* ptr, con
     }
     // Deallocations carry no stack: the report charges them to the allocating site, and
     // skipping the unwind halves the cost of a malloc/free pair.
-    bool with_stack = analyze::is_allocation(kind) || kind == op::realloc;
+    bool with_stack = trace_format::is_allocation(kind) || kind == op::realloc;
     std::uint32_t stack = with_stack ? capture_stack(b->stacks) : 0;
     b->busy.store(1, std::memory_order_relaxed);
     if (g_asymmetric) {

@@ -1,5 +1,6 @@
 // The recorder of librtmem-trace.so: start-up (resolving the real functions, opening the
-// trace), the end of the trace on every way a process can end, fork and the bootstrap buffer.
+// trace), the end of the trace on every way a process can end, and fork. The real functions,
+// the recursion guard and the bootstrap buffer are tools/interpose's.
 // The hot path lives in event_buffers.cpp, stacks in stack_table.cpp, output in
 // chunk_writer.cpp. No stdio, no C++ runtime allocation: raw syscalls, memory from mmap.
 #include <dlfcn.h>
@@ -18,10 +19,8 @@
 
 namespace rtmem::trace {
 
-real_functions real{};
 bool g_use_tsc = false;
-std::uint32_t g_timing_period = 16;
-constinit thread_local int tl_guard __attribute__((tls_model("initial-exec"))) = 0;
+std::uint32_t g_timing_period = trace_format::contract::default_timing_period;
 
 namespace internal {
 
@@ -30,9 +29,9 @@ std::atomic<bool> g_stopped{false};
 int g_fd = -1;
 std::atomic<std::uint64_t> g_file_offset{sizeof(fmt::file_header)};
 std::uint64_t g_start_mono = 0;
-int g_depth = 16;
-int g_zstd_level = 1;
-bool g_use_writer = true;
+int g_depth = fmt::contract::default_depth;
+int g_zstd_level = fmt::contract::default_zstd_level;
+bool g_use_writer = fmt::contract::default_writer;
 char g_exe[4096];
 std::uintptr_t g_self_begin = 0, g_self_end = 0;
 std::atomic<std::uint64_t> g_dropped{0};
@@ -66,8 +65,8 @@ namespace {
 
 using namespace internal;
 
-constexpr std::uint32_t default_timing_period = 16;
-bool g_follow_fork = false;
+namespace contract = fmt::contract;
+bool g_follow_fork = contract::default_follow_fork;
 char g_path[4096];
 
 // Appends `s` / decimal `v` to the zero-terminated `buf` of capacity `cap`.
@@ -284,40 +283,6 @@ void find_self() noexcept {
     g_self_end = r.hi;
 }
 
-template <class F>
-void resolve(F& fn, const char* name) noexcept {
-    fn = reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
-}
-
-void resolve_all() noexcept {
-    resolve(real.malloc, "malloc");
-    resolve(real.calloc, "calloc");
-    resolve(real.realloc, "realloc");
-    resolve(real.free, "free");
-    resolve(real.memalign, "memalign");
-    resolve(real.posix_memalign, "posix_memalign");
-    resolve(real.aligned_alloc, "aligned_alloc");
-    resolve(real.valloc, "valloc");
-    resolve(real.pvalloc, "pvalloc");
-    resolve(real.malloc_usable_size, "malloc_usable_size");
-    resolve(real.new_scalar, "_Znwm");
-    resolve(real.new_array, "_Znam");
-    resolve(real.new_scalar_nothrow, "_ZnwmRKSt9nothrow_t");
-    resolve(real.new_array_nothrow, "_ZnamRKSt9nothrow_t");
-    resolve(real.new_scalar_aligned, "_ZnwmSt11align_val_t");
-    resolve(real.new_array_aligned, "_ZnamSt11align_val_t");
-    resolve(real.new_scalar_aligned_nothrow, "_ZnwmSt11align_val_tRKSt9nothrow_t");
-    resolve(real.new_array_aligned_nothrow, "_ZnamSt11align_val_tRKSt9nothrow_t");
-    resolve(real.delete_scalar, "_ZdlPv");
-    resolve(real.delete_array, "_ZdaPv");
-    resolve(real.delete_scalar_aligned, "_ZdlPvSt11align_val_t");
-    resolve(real.delete_array_aligned, "_ZdaPvSt11align_val_t");
-    resolve(real.exit_now, "_exit");
-    resolve(real.execve, "execve");
-    resolve(real.execvpe, "execvpe");
-    resolve(real.fexecve, "fexecve");
-}
-
 // Uses the TSC when the CPU says it is invariant (constant_tsc and nonstop_tsc): ~1 ms of
 // calibration against CLOCK_MONOTONIC at start.
 void calibrate_tsc() noexcept {
@@ -349,7 +314,7 @@ void calibrate_tsc() noexcept {
 
 void initialize() noexcept {
     guard_scope g;
-    resolve_all();
+    interpose::resolve_real();
     if (real.malloc == nullptr || real.free == nullptr || real.calloc == nullptr ||
         real.realloc == nullptr) {
         write_stderr("rtmem-trace: cannot resolve malloc; not recording\n");
@@ -358,35 +323,33 @@ void initialize() noexcept {
     }
     ssize_t n = readlink("/proc/self/exe", g_exe, sizeof g_exe - 1);
     g_exe[n > 0 ? n : 0] = 0;
-    g_depth = static_cast<int>(parse_u64(getenv("RTMEM_TRACE_DEPTH"), 16));
-    if (g_depth > max_depth) g_depth = max_depth;
-    g_follow_fork = parse_u64(getenv("RTMEM_TRACE_FOLLOW_FORK"), 0) != 0;
-    g_use_writer = parse_u64(getenv("RTMEM_TRACE_WRITER"), 1) != 0;
-    g_fast_stacks = parse_u64(getenv("RTMEM_TRACE_FAST_STACKS"), 1) != 0;
-    std::uint64_t period = parse_u64(getenv("RTMEM_TRACE_TIMING"), default_timing_period);
-    g_timing_period = static_cast<std::uint32_t>(period < 1 ? 1 : period > 65536 ? 65536 : period);
-    if (const char* lv = getenv("RTMEM_TRACE_ZSTD_LEVEL"); lv != nullptr && *lv != 0) {
+    g_depth = static_cast<int>(parse_u64(getenv(contract::env_depth), std::uint64_t{contract::default_depth}));
+    if (g_depth > contract::max_depth) g_depth = contract::max_depth;
+    g_follow_fork = parse_u64(getenv(contract::env_follow_fork), contract::default_follow_fork) != 0;
+    g_use_writer = parse_u64(getenv(contract::env_writer), contract::default_writer) != 0;
+    g_fast_stacks = parse_u64(getenv(contract::env_fast_stacks), contract::default_fast_stacks) != 0;
+    std::uint64_t period =
+        parse_u64(getenv(contract::env_timing), contract::default_timing_period);
+    g_timing_period = static_cast<std::uint32_t>(
+        period < 1 ? 1 : period > contract::max_timing_period ? contract::max_timing_period : period);
+    if (const char* lv = getenv(contract::env_zstd_level); lv != nullptr && *lv != 0) {
         bool negative = *lv == '-';
         auto v = static_cast<int>(parse_u64(negative ? lv + 1 : lv, 1));
         g_zstd_level = negative ? -v : v;
     }
-    const char* file = getenv("RTMEM_TRACE_FILE");
-    bool descendant = getenv("RTMEM_TRACE_ACTIVE") != nullptr;
+    const char* file = getenv(contract::env_file);
+    bool descendant = getenv(contract::env_active) != nullptr;
     char default_path[4200] = "";
     if (file == nullptr || *file == 0) {
-        const char* slash = std::strrchr(g_exe, '/');
-        append_str(default_path, sizeof default_path, "rtmem-");
-        append_str(default_path, sizeof default_path, slash != nullptr ? slash + 1 : g_exe);
-        append_str(default_path, sizeof default_path, "-");
-        append_u64(default_path, sizeof default_path, static_cast<std::uint64_t>(getpid()));
-        append_str(default_path, sizeof default_path, ".rtt");
+        contract::default_file_name(default_path, sizeof default_path, g_exe,
+                                    static_cast<std::uint64_t>(getpid()));
         file = default_path;
     }
     if (descendant && !g_follow_fork) {  // exec'd or spawned by a traced process
         g_state.store(disabled);
         return;
     }
-    setenv("RTMEM_TRACE_ACTIVE", "1", 1);
+    setenv(contract::env_active, "1", 1);
     calibrate_tsc();
     g_start_mono = now_ns();
     if (g_use_tsc) g_start_mono = g_mono0;  // the TSC maps onto CLOCK_MONOTONIC from g_mono0
@@ -422,10 +385,6 @@ __attribute__((destructor)) void at_exit() {
     finish(fmt::end_reason::exit, 0, false);
 }
 
-// Bootstrap: a bump buffer; blocks carry their size in a 16-byte header and are never freed.
-alignas(4096) char g_bootstrap[4u << 20];
-std::atomic<std::size_t> g_bootstrap_used{0};
-
 }  // namespace
 
 std::uint64_t now_ns() noexcept {
@@ -453,31 +412,6 @@ void finish_before_exec() noexcept {
 }
 void finish_quick_exit() noexcept {
     finish(fmt::end_reason::quick_exit, 0, false);
-}
-
-void* bootstrap_alloc(std::size_t size, std::size_t align) noexcept {
-    if (align < 16) align = 16;
-    std::size_t need = ((size + 15) & ~std::size_t{15}) + align + 16;
-    std::size_t start = g_bootstrap_used.fetch_add(need);
-    if (start + need > sizeof g_bootstrap) {
-        errno = ENOMEM;
-        return nullptr;
-    }
-    auto base = reinterpret_cast<std::uintptr_t>(g_bootstrap) + start + 16;
-    std::uintptr_t p = (base + align - 1) & ~(align - 1);
-    std::size_t stored = size;
-    std::memcpy(reinterpret_cast<void*>(p - 16), &stored, sizeof stored);
-    return reinterpret_cast<void*>(p);
-}
-bool is_bootstrap(const void* p) noexcept {
-    auto a = reinterpret_cast<std::uintptr_t>(p);
-    auto b = reinterpret_cast<std::uintptr_t>(g_bootstrap);
-    return a >= b && a < b + sizeof g_bootstrap;
-}
-std::size_t bootstrap_size(const void* p) noexcept {
-    std::size_t s = 0;
-    std::memcpy(&s, static_cast<const char*>(p) - 16, sizeof s);
-    return s;
 }
 
 }  // namespace rtmem::trace

@@ -1,58 +1,29 @@
-// Internals of librtmem-trace.so: the real allocator entry points, the per-thread recursion
-// guard and the recorder (per-thread event buffers, stack table, module map, file writer).
+// Internals of librtmem-trace.so: the recorder (per-thread event buffers, stack table, module
+// map, file writer) on the shared preload plumbing of tools/interpose.
 #pragma once
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <new>
 
-#include "rtmem/analyze/event.hpp"
+#include "rtmem/format/op.hpp"
+#include "rtmem/interpose/bootstrap.hpp"
+#include "rtmem/interpose/guard.hpp"
+#include "rtmem/interpose/real.hpp"
 
 namespace rtmem::trace {
 
-using analyze::op;
+using trace_format::op;
 
-/// The next definitions of the interposed functions (glibc's, or another preloaded malloc).
-struct real_functions {
-    void* (*malloc)(std::size_t);
-    void* (*calloc)(std::size_t, std::size_t);
-    void* (*realloc)(void*, std::size_t);
-    void (*free)(void*);
-    void* (*memalign)(std::size_t, std::size_t);
-    int (*posix_memalign)(void**, std::size_t, std::size_t);
-    void* (*aligned_alloc)(std::size_t, std::size_t);
-    void* (*valloc)(std::size_t);
-    void* (*pvalloc)(std::size_t);
-    std::size_t (*malloc_usable_size)(void*);
-    void* (*new_scalar)(std::size_t);
-    void* (*new_array)(std::size_t);
-    void* (*new_scalar_nothrow)(std::size_t, const std::nothrow_t&);
-    void* (*new_array_nothrow)(std::size_t, const std::nothrow_t&);
-    void* (*new_scalar_aligned)(std::size_t, std::align_val_t);
-    void* (*new_array_aligned)(std::size_t, std::align_val_t);
-    void* (*new_scalar_aligned_nothrow)(std::size_t, std::align_val_t, const std::nothrow_t&);
-    void* (*new_array_aligned_nothrow)(std::size_t, std::align_val_t, const std::nothrow_t&);
-    void (*delete_scalar)(void*);
-    void (*delete_array)(void*);
-    void (*delete_scalar_aligned)(void*, std::align_val_t);
-    void (*delete_array_aligned)(void*, std::align_val_t);
-    void (*exit_now)(int);  ///< _exit
-    int (*execve)(const char*, char* const[], char* const[]);
-    int (*execvpe)(const char*, char* const[], char* const[]);
-    int (*fexecve)(int, char* const[], char* const[]);
-};
-extern real_functions real;
-
-/// >0 while this thread runs inside the library: nested allocations pass straight through.
-/// constinit: no dynamic initialisation, so no TLS wrapper call on every access.
-extern constinit thread_local int tl_guard;
-
-struct guard_scope {
-    guard_scope() noexcept { ++tl_guard; }
-    ~guard_scope() { --tl_guard; }
-    guard_scope(const guard_scope&) = delete;
-    guard_scope& operator=(const guard_scope&) = delete;
-};
+// The shared preload plumbing (tools/interpose): real functions, recursion guard, bootstrap
+// buffer.
+using interpose::bootstrap_alloc;
+using interpose::bootstrap_size;
+using interpose::guard_scope;
+using interpose::is_bootstrap;
+using interpose::real;
+using interpose::real_resolved;
+using interpose::tl_guard;
 
 namespace internal {
 enum state_value : int { uninit, initializing, ready, disabled };
@@ -73,9 +44,6 @@ inline bool recording() noexcept {
 inline bool ensure_ready() noexcept {
     int s = internal::g_state.load(std::memory_order_acquire);
     return s == internal::ready || s == internal::disabled || internal::ensure_ready_slow();
-}
-[[nodiscard]] inline bool real_resolved() noexcept {
-    return real.free != nullptr && real.malloc != nullptr;
 }
 
 std::uint64_t now_ns() noexcept;  ///< CLOCK_MONOTONIC
@@ -131,10 +99,5 @@ void record(op kind, std::uint64_t size, std::size_t align, const void* ptr, con
 /// Flushes every buffer and writes the end chunk (exec: the image is about to be replaced).
 void finish_before_exec() noexcept;
 void finish_quick_exit() noexcept;
-
-// Bootstrap buffer: serves allocations made while dlsym resolves the real functions.
-void* bootstrap_alloc(std::size_t size, std::size_t align) noexcept;
-bool is_bootstrap(const void* p) noexcept;
-std::size_t bootstrap_size(const void* p) noexcept;
 
 }  // namespace rtmem::trace

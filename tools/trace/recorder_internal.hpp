@@ -11,13 +11,15 @@
 #include <cstdint>
 
 #include "recorder.hpp"
-#include "rtmem/analyze/trace_format.hpp"
+#include "rtmem/format/contract.hpp"
+#include "rtmem/format/layout.hpp"
+#include "rtmem/format/packed.hpp"
 
 namespace rtmem::trace::internal {
 
 namespace fmt = rtmem::trace_format;
 
-constexpr int max_depth = 128;
+constexpr int max_depth = fmt::contract::max_depth;
 constexpr std::uint32_t block_events = 2048;  ///< events per buffer block (one chunk when full)
 constexpr std::size_t max_index = 1u << 21;
 

@@ -45,17 +45,25 @@ namespace rtmem {
 namespace detail {
 
 /// std::pmr view of this thread's temporary arena: deallocate does nothing (the scope frees).
-/// Exhaustion throws std::bad_alloc, as the memory_resource contract requires.
+/// Exhaustion throws std::bad_alloc, as the memory_resource contract requires. The resource is
+/// thread_local too, so it caches its thread's arena: no thread-local lookup per allocation.
 class temporary_resource final : public std::pmr::memory_resource {
+  public:
+    temporary_resource() noexcept : arena_(&temporary_allocator()) {}
+
+  private:
     void* do_allocate(std::size_t bytes, std::size_t align) override {
-        void* p = temporary_allocator().allocate(bytes, align);
-        if (p == nullptr) throw std::bad_alloc();
+        void* p = arena_->allocate(bytes, align);
+        if (p == nullptr) [[unlikely]]
+            throw_bad_alloc();
         return p;
     }
+    [[noreturn]] RTMEM_NOINLINE static void throw_bad_alloc() { throw std::bad_alloc(); }
     void do_deallocate(void*, std::size_t, std::size_t) override {}
     [[nodiscard]] bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override {
         return this == &o;
     }
+    arena* arena_;
 };
 
 struct temp_scope_link {
@@ -92,13 +100,19 @@ inline temp_scope_link& temp_scopes() noexcept {
 ///     void update() {
 ///         rtmem::temp_scope scope;
 ///         std::pmr::vector<int> visible{scope.resource()};   // no heap call once warm
+///         int* ids = static_cast<int*>(scope.allocate(64 * sizeof(int)));  // no virtual call
 ///     }
+///
+/// The scope holds its thread's arena: allocate() and allocator() (an rtmem::arena&, for
+/// std_allocator or any allocator-aware code) are the non-pmr path, an inlined bump.
 class temp_scope {
   public:
     static constexpr std::string_view name = "temp_scope";
 
     temp_scope() noexcept
-        : marker_(temporary_allocator().marker()), outer_(detail::temp_scopes().innermost) {
+        : arena_(&temporary_allocator()),
+          marker_(arena_->marker()),
+          outer_(detail::temp_scopes().innermost) {
         detail::temp_scopes().innermost = this;
     }
     ~temp_scope() {
@@ -111,19 +125,19 @@ class temp_scope {
             return;
         }
         link.innermost = outer_;
-        temporary_allocator().rewind(marker_);
+        arena_->rewind(marker_);
     }
     temp_scope(const temp_scope&) = delete;
     temp_scope& operator=(const temp_scope&) = delete;
 
-    [[nodiscard]] arena& allocator() const noexcept { return temporary_allocator(); }
+    [[nodiscard]] arena& allocator() const noexcept { return *arena_; }
     [[nodiscard]] std::pmr::memory_resource* resource() const noexcept {
         return temporary_resource();
     }
     /// Shortcut: size bytes from the thread's arena (nullptr when the upstream is exhausted).
-    [[nodiscard]] void* allocate(std::size_t size,
-                                 std::size_t align = default_alignment) const noexcept {
-        return temporary_allocator().allocate(size, align);
+    [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
+        std::size_t size, std::size_t align = default_alignment) const noexcept {
+        return arena_->allocate(size, align);
     }
 
   private:
@@ -140,6 +154,7 @@ class temp_scope {
         }
     }
 
+    arena* arena_;  // this thread's temporary arena, looked up once
     arena::marker_type marker_;
     void* outer_;
 };

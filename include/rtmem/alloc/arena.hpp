@@ -71,9 +71,11 @@ class arena {
             return detail::bad_alignment(name, size, align);
 #endif
         size += static_cast<std::size_t>(size == 0);
-        std::byte* p = detail::bump_block(top_, end_, size, align);
-        if (p == nullptr) [[unlikely]]
+        std::byte* p;
+        if (!detail::fits(top_, end_, size, align, p)) [[unlikely]]
             return grow(size, align);
+        top_ = p + size;
+        detail::unpoison(p, size);
         ++total_;
         return p;
     }
@@ -90,7 +92,20 @@ class arena {
     [[nodiscard]] marker_type marker() const noexcept;
     /// Frees every block allocated after m; chunks newer than m go back to the upstream (or the
     /// cache). A marker already rewound past or from another arena is a stale_marker violation.
-    void rewind(marker_type m) noexcept;
+    /// A marker in the current chunk with no dedicated chunk since (a temp_scope's usual case)
+    /// is rewound inline with checks off; the rest, and every rewind with checks on (it
+    /// validates the marker), goes out of line.
+    RTMEM_ALWAYS_INLINE void rewind(marker_type m) noexcept {
+#if !RTMEM_CHECKS
+        if (m.regular == head_ && m.dedicated == dedicated_) [[likely]] {
+            note_peak();
+            detail::retreat(top_, m.top);
+            base_ = total_ - m.live;
+            return;
+        }
+#endif
+        rewind_across(m);
+    }
     /// Frees every block; keeps the oldest chunk, hands back (or caches) the others.
     void reset() noexcept;
     /// Hands back the cached chunks, and the kept chunk too when the arena is empty.
@@ -117,6 +132,7 @@ class arena {
 
   private:
     RTMEM_NOINLINE void* grow(std::size_t size, std::size_t align) noexcept;
+    RTMEM_NOINLINE void rewind_across(marker_type m) noexcept;
     chunk* new_chunk(std::size_t bytes) noexcept;
     void retire(chunk* c) noexcept;
     void give_back(chunk* c) noexcept;  // to the upstream, whatever keep_chunks says
@@ -125,7 +141,10 @@ class arena {
     void drop_dedicated_until(const chunk* keep) noexcept;
     [[nodiscard]] bool valid(const marker_type& m) const noexcept;
     [[nodiscard]] std::size_t used() const noexcept;
-    void note_peak() noexcept;
+    void note_peak() noexcept {
+        const std::size_t u = used();
+        if (u > peak_) peak_ = u;
+    }
     void release_all() noexcept;
 
     chunk* head_ = nullptr;       // current regular chunk (newest)
@@ -146,5 +165,29 @@ class arena {
     arena_options options_;
     detail::upstream_ref upstream_;
 };
+
+/// Header at the start of every chunk; the payload follows it (at chunk_header_bytes).
+struct arena::chunk {
+    chunk* prev;              // older chunk in the same list
+    std::size_t bytes;        // whole chunk, header included (what the upstream gave)
+    std::byte* top;           // top when the chunk stopped being current / end of a dedicated block
+    std::size_t used_before;  // used bytes of all older regular chunks
+    std::uint64_t serial;     // distinguishes a reused address from the chunk a marker saw
+};
+
+namespace detail {
+inline constexpr std::size_t arena_chunk_header_bytes =
+    align_up(sizeof(arena::chunk), default_alignment);
+}
+
+inline std::size_t arena::used() const noexcept {
+    const std::size_t regular =
+        head_ == nullptr
+            ? 0
+            : head_->used_before +
+                  static_cast<std::size_t>(top_ - (reinterpret_cast<std::byte*>(head_) +
+                                                   detail::arena_chunk_header_bytes));
+    return regular + dedicated_used_;
+}
 
 }  // namespace rtmem

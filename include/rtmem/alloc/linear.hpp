@@ -68,9 +68,12 @@ class linear_allocator {
             return detail::bad_alignment(name, size, align);
 #endif
         size += static_cast<std::size_t>(size == 0);  // a unique pointer for size 0
-        std::byte* p = detail::bump_block(top_, buf_.end(), size, align);
-        if (p != nullptr) [[likely]]
-            ++total_;
+        std::byte* p;
+        if (!detail::fits(top_, buf_.end(), size, align, p)) [[unlikely]]
+            return nullptr;
+        top_ = p + size;
+        detail::unpoison(p, size);
+        ++total_;  // on the fits() branch itself, not on a test of the returned pointer
         return p;
     }
 

@@ -16,6 +16,12 @@
 
 namespace rtmem {
 
+/// What a pool_allocator counts on its fast path. off (the default): nothing, so allocate is a
+/// pop and deallocate a push, the hand-written free list's work; stats().live_count walks the
+/// free list (O(free blocks)) and stats().total_count is 0 (not counted). calls: one counter per
+/// allocate and one per deallocate, so live_count is O(1) and total_count exact.
+enum class pool_counting { off, calls };
+
 /// Fixed-size block allocator. Every block is `block_size()` bytes at `block_align()`; a free
 /// block stores the next free block in its first word, so there is no per-block overhead.
 ///
@@ -24,10 +30,12 @@ namespace rtmem {
 /// and ignored; freed blocks are filled with 0xDD after the link word and poisoned for ASan.
 /// Requests bigger or more aligned than the block return nullptr and report bad_size /
 /// bad_alignment. With checks off the bit map does not exist and deallocate is a bare push.
-template <class Upstream = malloc_allocator>
+template <class Upstream = malloc_allocator, pool_counting Counting = pool_counting::off>
 class pool_allocator {
   public:
     static constexpr std::string_view name = "pool_allocator";
+    /// Whether stats().total_count counts allocations (pool_counting::calls) or is 0.
+    static constexpr bool counts_calls = Counting == pool_counting::calls;
     static constexpr std::byte free_fill{0xDD};
 
     /// Blocks carved from caller memory; never grows. (With checks on, the chunk header and the
@@ -72,7 +80,7 @@ class pool_allocator {
         if (p == nullptr) [[unlikely]]
             return carve_block();
         head_ = *static_cast<void**>(p);
-        ++total_;  // one counter per operation: live = total - freed
+        if constexpr (counts_calls) ++total_;  // live = total - freed
         if constexpr (checked) on_allocate(p);
         return p;
     }
@@ -83,7 +91,7 @@ class pool_allocator {
         if constexpr (checked) {
             if (!on_deallocate(p)) return;
         }
-        ++freed_;
+        if constexpr (counts_calls) ++freed_;
         *static_cast<void**>(p) = head_;
         head_ = p;
     }
@@ -137,7 +145,8 @@ class pool_allocator {
     [[nodiscard]] rtmem::stats stats() const noexcept {
         const std::size_t peak = carved_ > peak_ ? carved_ : peak_;
         const std::size_t live = live_count();
-        return rtmem::stats{blocks_ * stride_, live * stride_, peak * stride_, live, total_};
+        return rtmem::stats{blocks_ * stride_, live * stride_, peak * stride_, live,
+                            counts_calls ? total_ : 0};
     }
 
     /// Verifies the free list: every node is a block start of a chunk that was handed out
@@ -152,7 +161,16 @@ class pool_allocator {
     /// Blocks in all chunks (free or live).
     [[nodiscard]] std::size_t capacity_blocks() const noexcept { return blocks_; }
     [[nodiscard]] std::size_t free_blocks() const noexcept { return blocks_ - live_count(); }
-    [[nodiscard]] std::size_t live_count() const noexcept { return total_ - freed_; }
+    /// O(1) with pool_counting::calls; otherwise carved blocks minus the free list's length.
+    [[nodiscard]] std::size_t live_count() const noexcept {
+        if constexpr (counts_calls) {
+            return total_ - freed_;
+        } else {
+            std::size_t free_count = 0;
+            for (void* p = head_; p != nullptr; p = *static_cast<void**>(p)) ++free_count;
+            return carved_ - free_count;
+        }
+    }
 
   private:
     static constexpr bool checked = RTMEM_CHECKS >= 1;
@@ -198,7 +216,7 @@ class pool_allocator {
         void* p = carve_->carve(stride_);
         detail::unpoison(p, stride_);
         ++carved_;
-        ++total_;
+        if constexpr (counts_calls) ++total_;
         if constexpr (checked) on_allocate(p);
         return p;
     }
@@ -335,7 +353,7 @@ class pool_allocator {
     }
 
     void* head_ = nullptr;  // first free block; its first word links to the next
-    // The fast path's counters share head_'s cache line.
+    // pool_counting::calls only; they share head_'s cache line.
     std::size_t total_ = 0, freed_ = 0;  // live = total_ - freed_
     detail::pool_chunk* chunks_ = nullptr;
     detail::pool_chunk* carve_ = nullptr;  // chunk whose never-used blocks go out next
@@ -353,8 +371,8 @@ class pool_allocator {
 pool_allocator(std::span<std::byte>, std::size_t, std::size_t)->pool_allocator<>;
 pool_allocator(std::span<std::byte>, std::size_t)->pool_allocator<>;
 
-template <class Upstream>
-bool pool_allocator<Upstream>::check() const noexcept {
+template <class Upstream, pool_counting Counting>
+bool pool_allocator<Upstream, Counting>::check() const noexcept {
     std::size_t free_count = 0;
     for (void* p = head_; p != nullptr; p = *static_cast<void**>(p)) {
         auto r = find_block(p);

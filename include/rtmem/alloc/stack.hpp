@@ -70,8 +70,8 @@ class stack_allocator {
         detail::unpoison(p - header_bytes, header_bytes + size);
         std::memcpy(p - header_bytes, &h, sizeof h);
 #else
-        std::byte* p = detail::bump(top_, buf_.end(), size, align);
-        if (p == nullptr) [[unlikely]]
+        std::byte* p;
+        if (!detail::fits(top_, buf_.end(), size, align, p)) [[unlikely]]
             return nullptr;
         detail::unpoison(p, size);
 #endif

@@ -1,4 +1,5 @@
-// The allocator concept every rtmem allocator models (DESIGN.md §3).
+// The allocator concept every rtmem allocator models; README.md explains it with the
+// capabilities an allocator may add (core/capabilities.hpp).
 #pragma once
 #include <concepts>
 #include <cstddef>

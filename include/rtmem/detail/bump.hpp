@@ -53,15 +53,23 @@ inline std::uint32_t next_owner_tag() noexcept {
 }
 
 /// Whether a block of `size` bytes aligned to `align` fits in [top, end); `start` is where it
-/// would begin. Two compares and no overflow: size is compared to what is left before the
-/// padding is added.
+/// would begin. The hand-written floor's one compare (end of block against end of buffer) plus
+/// the carry of that addition (next < a: a size so large that the end wrapped around), which
+/// compilers emit as a compare and a jump. On x86-64 a user-space address is below 2^57, so
+/// a + size cannot wrap for size < 2^62: that test is on the size alone and folds away at a call
+/// site with a constant size, leaving exactly the floor's one compare.
 RTMEM_ALWAYS_INLINE bool fits(std::byte* top, std::byte* end, std::size_t size, std::size_t align,
                               std::byte*& start) noexcept {
     const auto t = reinterpret_cast<std::uintptr_t>(top);
     const auto a = (t + align - 1) & ~(std::uintptr_t{align} - 1);
-    const auto e = reinterpret_cast<std::uintptr_t>(end);
+    const auto next = a + size;
     start = top + (a - t);
-    return size <= e - t && a + size <= e;
+#if defined(__x86_64__) || defined(_M_X64)
+    const bool no_wrap = size < (std::size_t{1} << 62);
+#else
+    const bool no_wrap = next >= a;
+#endif
+    return no_wrap && next <= reinterpret_cast<std::uintptr_t>(end);
 }
 
 /// The bump step: the aligned start of a block of `size` bytes at `top`, or nullptr when it

@@ -4,7 +4,7 @@
 #include <map>
 #include <sstream>
 
-#include "rtmem/analyze/html_sections.hpp"
+#include "rtmem/analyze/report_sections.hpp"
 #include "rtmem/analyze/report_output.hpp"
 
 namespace rtmem::analyze {
@@ -132,37 +132,13 @@ std::string to_html(const trace_info& info, const report_data& r, site_names& na
     std::ostringstream o;
     o << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>rtmem report: "
       << escape_html(info.program) << "</title><style>" << page_style << "</style></head><body>\n";
-    o << "<h1>rtmem report: " << escape_html(info.program) << "</h1>\n<table class=\"totals\">";
-    auto row = [&](const std::string& k, const std::string& v) {
-        o << "<tr><td>" << escape_html(k) << "</td><td>" << escape_html(v) << "</td></tr>";
-    };
-    row("command", info.command);
-    row("trace", info.file + " (" + human_bytes(info.file_size) + ")");
-    row("ended by", info.end + (info.complete ? "" : " (incomplete trace)"));
-    if (r.windowed) row("time window", describe_window(r));
-    row("events", std::to_string(r.events) + " over " + human_ns(r.duration_ns));
-    row("allocations / deallocations",
-        std::to_string(r.allocations) + " / " + std::to_string(r.deallocations));
-    row("bytes allocated", human_bytes(r.bytes_allocated));
-    row("peak live", human_bytes(r.peak_live_bytes) + " at " + human_ns(r.peak_time_ns));
-    row(r.windowed ? "live at window end" : "leaked at exit",
-        human_bytes(r.leaked_bytes) + " in " + std::to_string(r.leaked_blocks) + " blocks");
-    row("temporaries", std::to_string(r.temporaries));
-    row("cross-thread frees", std::to_string(r.cross_thread_frees));
-    row(r.timing_period > 1 ? "estimated time in the allocator" : "measured time in the allocator",
-        human_ns(r.time_ns) + (r.timing_period > 1
-                                   ? " (1 call in " + std::to_string(r.timing_period) + " timed)"
-                                   : std::string()));
-    o << "</table>\n";
-    o << "<div class=\"grid\"><div><h2>Memory over time</h2><canvas id=\"memory\"></canvas></div>"
-         "<div><h2>Allocations per second</h2><canvas id=\"rate\"></canvas></div>"
-         "<div><h2>Size histogram</h2><canvas id=\"sizes\"></canvas></div>"
-         "<div><h2>Lifetime histogram</h2><canvas id=\"lifetimes\"></canvas></div></div>\n";
-    o << "<h2>Allocation sites (click a column to sort)</h2><table id=\"sites\"></table>\n";
-    o << "<h2>Flame graph of allocated bytes by call stack</h2><div id=\"flame\"></div>\n";
-    for (const auto& section : html_sections()) {
-        o << "<section><h2>" << escape_html(section.name) << "</h2>\n"
-          << section.render(source) << "\n</section>\n";
+    o << "<h1>rtmem report: " << escape_html(info.program) << "</h1>\n";
+    const section_input in{info, r, names, top, &source};
+    for (const auto& section : report_sections()) {
+        if (section.html == nullptr) continue;
+        if (section.titled) o << "<section><h2>" << escape_html(section.name) << "</h2>\n";
+        o << section.html(in);
+        if (section.titled) o << "\n</section>\n";
     }
     o << "<script>const DATA=" << script_json(data) << ";\n" << page_script << "</script>\n";
     o << "</body></html>\n";

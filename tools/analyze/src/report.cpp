@@ -1,39 +1,14 @@
-// The streaming analysis behind `rtmem report`: a flat hash map of live blocks, per-site and
+// The streaming analysis behind `rtmem report`, on the decoder (decoder.hpp): per-site and
 // per-thread counters, and a timeline whose resolution halves whenever it fills up.
 #include "rtmem/analyze/report.hpp"
 
 #include <algorithm>
 #include <bit>
 
+#include "rtmem/analyze/decoder.hpp"
 #include "rtmem/analyze/trace_reader.hpp"
 
 namespace rtmem::analyze {
-
-const char* op_name(op k) noexcept {
-    switch (k) {
-        case op::malloc:
-            return "malloc";
-        case op::calloc:
-            return "calloc";
-        case op::realloc:
-            return "realloc";
-        case op::aligned_alloc:
-            return "aligned_alloc";
-        case op::free:
-            return "free";
-        case op::new_scalar:
-            return "new";
-        case op::new_array:
-            return "new[]";
-        case op::delete_scalar:
-            return "delete";
-        case op::delete_array:
-            return "delete[]";
-        case op::frame:
-            return "frame";
-    }
-    return "?";
-}
 
 void log2_histogram::add(std::uint64_t v) noexcept {
     ++buckets[static_cast<std::size_t>(std::bit_width(v))];
@@ -44,104 +19,24 @@ std::uint64_t log2_histogram::upper_bound(std::size_t bucket) noexcept {
 
 namespace {
 
-struct live_block {
-    std::uint64_t ptr;  // 0 = empty slot
-    std::uint64_t size;
-    std::uint64_t time;
-    std::uint64_t seq;  // global allocation number
-    std::uint32_t stack;
-    std::uint32_t thread;
-};
-
-// Open addressing, linear probing, backward-shift deletion: no tombstones, no per-node memory.
-class live_map {
+// The report's view of the decoded events: counters, per-site and per-thread statistics, the
+// timeline. The live blocks are the decoder's.
+class analyzer : public decode_handler {
   public:
-    live_map() : slots_(1024), mask_(1023) {}
-    void insert(const live_block& b) {
-        if ((size_ + 1) * 4 > slots_.size() * 3) grow();
-        std::size_t i = slot_of(b.ptr);
-        while (slots_[i].ptr != 0 && slots_[i].ptr != b.ptr) i = (i + 1) & mask_;
-        if (slots_[i].ptr == 0) ++size_;
-        slots_[i] = b;
-    }
-    // Removes and returns the block; false if unknown.
-    bool take(std::uint64_t ptr, live_block& out) {
-        std::size_t i = slot_of(ptr);
-        for (;; i = (i + 1) & mask_) {
-            if (slots_[i].ptr == 0) return false;
-            if (slots_[i].ptr == ptr) break;
-        }
-        out = slots_[i];
-        std::size_t hole = i;
-        for (std::size_t j = (i + 1) & mask_; slots_[j].ptr != 0; j = (j + 1) & mask_) {
-            std::size_t home = slot_of(slots_[j].ptr);
-            // Move j into the hole unless its home lies cyclically in (hole, j].
-            bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
-            if (!stays) {
-                slots_[hole] = slots_[j];
-                hole = j;
-            }
-        }
-        slots_[hole].ptr = 0;
-        --size_;
-        return true;
-    }
-    template <class F>
-    void for_each(F f) const {
-        for (const auto& s : slots_) {
-            if (s.ptr != 0) f(s);
-        }
-    }
-
-  private:
-    std::size_t slot_of(std::uint64_t p) const noexcept {
-        p ^= p >> 33;
-        p *= 0xff51afd7ed558ccdull;
-        p ^= p >> 33;
-        return static_cast<std::size_t>(p) & mask_;
-    }
-    void grow() {
-        std::vector<live_block> old(slots_.size() * 2);
-        old.swap(slots_);
-        mask_ = slots_.size() - 1;
-        size_ = 0;
-        for (const auto& s : old) {
-            if (s.ptr != 0) insert(s);
-        }
-    }
-    std::vector<live_block> slots_;
-    std::size_t mask_;
-    std::size_t size_ = 0;
-};
-
-class analyzer {
-  public:
-    analyzer(const report_options& opts, const trace_reader* reader, std::uint64_t origin = 0)
-        : reader_(reader), origin_(origin) {
-        if (reader != nullptr) r_.timing_period = reader->timing_period();
+    analyzer(const report_options& opts, std::uint32_t timing_period, std::uint64_t origin = 0)
+        : origin_(origin) {
+        r_.timing_period = timing_period;
         r_.timeline.resize(std::max<std::size_t>(opts.timeline_points, 2));
         r_.timeline_step_ns = 1000;  // 1 us to start; doubles as the trace gets longer
         r_.timeline_origin_ns = origin;
         r_.duration_ns = origin;
     }
 
-    // An event before the window: only the live blocks are tracked (no counters), so that the
-    // window starts from the memory really live then.
-    void prime(const event& e) {
-        if (is_allocation(e.kind)) {
-            hold(e);
-        } else if (is_deallocation(e.kind)) {
-            drop(e.ptr);
-        } else if (e.kind == op::realloc) {
-            drop(e.old_ptr);
-            hold(e);
-        }
-    }
     // The window opens: what is live now is its starting level and first peak.
-    void open_window() {
+    void open_window(const live_blocks& live) {
         r_.live_at_start_included = true;
         r_.live_at_start_bytes = live_bytes_;
-        live_.for_each([&](const live_block&) { ++r_.live_at_start_blocks; });
+        r_.live_at_start_blocks = live.size();
         for (std::uint32_t id = 0; id < live_by_site_.size(); ++id) {
             if (live_by_site_[id] != 0) touch(id);
         }
@@ -150,30 +45,35 @@ class analyzer {
         r_.timeline[0].live_bytes = live_bytes_;
     }
 
-    void on_event(const event& e) {
+    void on_event(const event& e, std::uint64_t ns) {
         live_before_ = live_bytes_;
         ++r_.events;
         ++r_.calls[static_cast<std::size_t>(e.kind)];
         r_.duration_ns = std::max(r_.duration_ns, e.time_ns);
-        std::uint64_t dur = reader_ != nullptr ? reader_->last_duration_ns() : 0;
-        r_.time_ns += dur;
-        thread_stats& t = thread(e.thread);
-        t.time_ns += dur;
-        if (is_allocation(e.kind)) {
-            allocate(e, t, dur);
-        } else if (is_deallocation(e.kind)) {
-            release(e, t, dur);
-        } else if (e.kind == op::realloc) {
-            if (e.old_ptr != 0) release(e, t, 0, e.old_ptr, true);
-            if (e.ptr != 0 || e.size != 0) allocate(e, t, dur);
-            if (e.ptr == 0 && e.old_ptr == 0) ++r_.failed;
-        }
-        note_timeline(e.time_ns - std::min(e.time_ns, origin_));
+        r_.time_ns += ns;
+        current_ = &thread(e.thread);
+        current_->time_ns += ns;
     }
+    void on_allocation(const event& e, live_block& b, std::uint64_t ns) { allocate(e, b, ns); }
+    void on_failed(const event&, std::uint64_t) { ++r_.failed; }
+    void on_free(const event& e, const live_block& b, std::uint64_t ns) { release(e, b, ns, false); }
+    void on_unknown_free(const event&, std::uint64_t) { ++r_.unknown_frees; }
+    // A block given up by realloc is never a temporary: the program still holds its data.
+    void on_realloc(const event& e, const live_block* old, live_block* fresh, std::uint64_t ns) {
+        if (old != nullptr) release(e, *old, 0, true);
+        if (old != nullptr && fresh != nullptr && e.ptr == e.old_ptr) ++r_.reallocs_in_place;
+        if (fresh != nullptr) {
+            allocate(e, *fresh, ns);
+        } else if (e.size != 0) {
+            ++r_.failed;
+        }
+        if (e.ptr == 0 && e.old_ptr == 0) ++r_.failed;
+    }
+    void after_event(const event& e) { note_timeline(e.time_ns - std::min(e.time_ns, origin_)); }
 
-    report_data finish() {
+    report_data finish(const live_blocks& live) {
         for (std::size_t i = 0; i < sites_.size(); ++i) sites_[i].peak_bytes = peak_by_site_[i];
-        live_.for_each([&](const live_block& b) {
+        live.for_each([&](const live_block& b) {
             ++r_.leaked_blocks;
             r_.leaked_bytes += b.size;
             site_stats& s = site(b.stack);
@@ -236,23 +136,18 @@ class analyzer {
         dirty_.clear();
     }
 
-    void allocate(const event& e, thread_stats& t, std::uint64_t dur) {
-        if (e.ptr == 0) {
-            ++r_.failed;
-            return;
-        }
+    void allocate(const event& e, const live_block& b, std::uint64_t dur) {
         ++r_.allocations;
         r_.bytes_allocated += e.size;
         r_.sizes.add(e.size);
+        thread_stats& t = *current_;
         ++t.allocations;
         t.bytes_allocated += e.size;
         site_stats& s = site(e.stack);
         ++s.calls;
         s.bytes += e.size;
         s.time_ns += dur;
-        std::uint64_t seq = alloc_seq_++;
-        last_alloc_[e.thread] = seq;
-        live_.insert({e.ptr, e.size, e.time_ns, seq, e.stack, e.thread});
+        last_alloc_[e.thread] = b.seq;
         live_bytes_ += e.size;
         live_by_site_[e.stack] += e.size;
         touch(e.stack);
@@ -260,38 +155,13 @@ class analyzer {
         ++interval_allocs_;
     }
 
-    void hold(const event& e) {
-        if (e.ptr == 0) return;
-        site(e.stack);
-        thread(e.thread);
-        std::uint64_t seq = alloc_seq_++;
-        last_alloc_[e.thread] = seq;
-        live_.insert({e.ptr, e.size, e.time_ns, seq, e.stack, e.thread});
-        live_bytes_ += e.size;
-        live_by_site_[e.stack] += e.size;
-    }
-    void drop(std::uint64_t ptr) {
-        live_block b{};
-        if (ptr == 0 || !live_.take(ptr, b)) return;
-        live_bytes_ -= b.size;
-        live_by_site_[b.stack] -= b.size;
-    }
-
-    // A block given up by realloc is never a temporary: the program still holds its data.
-    void release(const event& e, thread_stats& t, std::uint64_t dur, std::uint64_t ptr = 0,
-                 bool by_realloc = false) {
-        if (ptr == 0) ptr = e.ptr;
-        if (ptr == 0) return;
-        live_block b{};
-        if (!live_.take(ptr, b)) {
-            ++r_.unknown_frees;
-            return;
-        }
+    void release(const event& e, const live_block& b, std::uint64_t dur, bool by_realloc) {
+        thread_stats& t = *current_;
         ++r_.deallocations;
         ++t.deallocations;
         t.bytes_freed += b.size;
-        r_.lifetimes_ns.add(e.time_ns - std::min(e.time_ns, b.time));
-        r_.lifetimes_allocs.add(alloc_seq_ - b.seq - 1);
+        r_.lifetimes_ns.add(e.time_ns - std::min(e.time_ns, b.time_ns));
+        r_.lifetimes_allocs.add(allocations_ - b.seq - 1);
         site_stats& s = site(b.stack);
         s.time_ns += dur;
         if (b.thread != e.thread) {
@@ -344,10 +214,13 @@ class analyzer {
         interval_allocs_ = 0;
     }
 
-    const trace_reader* reader_;
+  public:
+    std::uint64_t allocations_ = 0;  // the decoder's count, for lifetimes in allocations
+
+  private:
     std::uint64_t origin_;  // the timeline starts here (a window's start)
     report_data r_;
-    live_map live_;
+    thread_stats* current_ = nullptr;  // the thread of the event being decoded
     std::vector<site_stats> sites_;
     std::vector<std::uint64_t> live_by_site_, peak_by_site_;
     std::vector<std::uint8_t> in_dirty_;  // not vector<bool>: this is the hot path
@@ -358,32 +231,71 @@ class analyzer {
     std::uint64_t live_before_ = 0;
     std::size_t last_bucket_ = 0;
     std::uint64_t bucket_begin_ = 0, bucket_end_ = 0;  // [begin, end) of last_bucket_
-    std::uint64_t alloc_seq_ = 0;
     std::uint64_t interval_allocs_ = 0;
+
+    friend class primer;
+};
+
+// Before a window: only the live bytes are followed (no counters), so that the window starts
+// from the memory really live then.
+class primer : public decode_handler {
+  public:
+    explicit primer(analyzer& a) : a_(a) {}
+    void on_allocation(const event& e, live_block& b, std::uint64_t) { hold(e, b); }
+    void on_free(const event&, const live_block& b, std::uint64_t) { drop(b); }
+    void on_realloc(const event& e, const live_block* old, live_block* fresh, std::uint64_t) {
+        if (old != nullptr) drop(*old);
+        if (fresh != nullptr) hold(e, *fresh);
+    }
+
+  private:
+    void hold(const event& e, const live_block& b) {
+        a_.site(e.stack);
+        a_.thread(e.thread);
+        a_.last_alloc_[e.thread] = b.seq;
+        a_.live_bytes_ += e.size;
+        a_.live_by_site_[e.stack] += e.size;
+    }
+    void drop(const live_block& b) {
+        a_.live_bytes_ -= b.size;
+        a_.live_by_site_[b.stack] -= b.size;
+    }
+    analyzer& a_;
 };
 
 }  // namespace
 
+// The decoder's allocation count before each event, for lifetimes counted in allocations.
+template <class Handler>
+void run(decoder& d, event_source& source, analyzer& a, Handler& h) {
+    event e;
+    while (source.next(e)) {
+        a.allocations_ = d.allocations();
+        d.step(e, source.last_duration_ns(), h);
+    }
+}
+
 report_data analyze_events(event_source& source, const report_options& opts) {
     source.rewind();
-    analyzer a(opts, dynamic_cast<const trace_reader*>(&source));
-    event e;
-    while (source.next(e)) a.on_event(e);
-    return a.finish();
+    analyzer a(opts, source.timing_period());
+    decoder d;
+    run(d, source, a, a);
+    return a.finish(d.live());
 }
 
 report_data analyze_window(trace_reader& reader, time_window window, bool live_at_start,
                            const report_options& opts) {
-    analyzer a(opts, &reader, window.from_ns);
-    event e;
+    analyzer a(opts, reader.timing_period(), window.from_ns);
+    decoder d;
     if (live_at_start) {
+        primer p(a);
         reader.set_window({0, window.from_ns});
-        while (reader.next(e)) a.prime(e);
+        run(d, reader, a, p);
     }
     reader.set_window(window);
-    if (live_at_start) a.open_window();
-    while (reader.next(e)) a.on_event(e);
-    report_data r = a.finish();
+    if (live_at_start) a.open_window(d.live());
+    run(d, reader, a, a);
+    report_data r = a.finish(d.live());
     r.windowed = true;
     r.window = window;
     return r;

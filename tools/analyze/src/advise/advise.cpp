@@ -5,45 +5,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "named_fields.hpp"
+
 namespace rtmem::analyze {
-
-std::string with_commas(std::uint64_t v) {
-    std::string digits = std::to_string(v);
-    std::string out;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i != 0 && (digits.size() - i) % 3 == 0) out += ',';
-        out += digits[i];
-    }
-    return out;
-}
-
-std::string advice_bytes(std::uint64_t bytes) {
-    char buf[32];
-    const double b = static_cast<double>(bytes);
-    if (bytes < 1024)
-        std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
-    else if (bytes < 1024 * 1024)
-        std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024);
-    else if (bytes < 1024ULL * 1024 * 1024)
-        std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024));
-    else
-        std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024 * 1024));
-    return buf;
-}
-
-std::string advice_ns(double ns) {
-    char buf[32];
-    const double a = std::fabs(ns);
-    if (a < 1e3)
-        std::snprintf(buf, sizeof buf, "%.0f ns", ns);
-    else if (a < 1e6)
-        std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
-    else if (a < 1e9)
-        std::snprintf(buf, sizeof buf, "%.1f ms", ns / 1e6);
-    else
-        std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
-    return buf;
-}
 
 namespace {
 
@@ -77,7 +41,7 @@ std::string common_evidence(const site_profile& p) {
     else
         s += ", " + with_commas(p.min_size) + ".." + with_commas(p.max_size) + " B";
     s += ", max live " + with_commas(p.max_live_count) + " blocks / " +
-         advice_bytes(p.max_live_bytes);
+         human_bytes(p.max_live_bytes);
     if (p.multi_thread) s += ", several threads";
     return s;
 }
@@ -106,7 +70,7 @@ recommendation recommend(const site_profile& p, const cost_model& cost, double p
             r.allocator = "stack_allocator";
             // 32 B per live block for the allocator's header and alignment padding
             r.capacity_bytes = round_up(p.max_live_bump + 32 * p.max_live_count, 4096);
-            r.config = advice_bytes(r.capacity_bytes) + (p.multi_thread ? " per thread" : "") +
+            r.config = human_bytes(r.capacity_bytes) + (p.multi_thread ? " per thread" : "") +
                        " (peak depth " + with_commas(p.max_live_count) + " blocks)";
             r.evidence +=
                 "; " + percent(p.lifo_fraction()) + " of frees were the thread's most recent block";
@@ -125,12 +89,12 @@ recommendation recommend(const site_profile& p, const cost_model& cost, double p
         case site_class::linear: {
             r.allocator = "linear_allocator";
             r.capacity_bytes = round_up(p.bump_peak, 4096);
-            r.config = advice_bytes(r.capacity_bytes) + ", reset() after each bulk free (" +
+            r.config = human_bytes(r.capacity_bytes) + ", reset() after each bulk free (" +
                        with_commas(p.drains) + " times)";
             r.evidence += "; " + percent(p.bulk_fraction()) + " of frees in " +
                           with_commas(p.bulk_runs) + " bulk runs of " + fixed(p.mean_bulk_run()) +
-                          " on average; a bump allocator holds " + advice_bytes(p.bump_peak) +
-                          " at most for " + advice_bytes(p.max_live_bytes) + " live (" +
+                          " on average; a bump allocator holds " + human_bytes(p.bump_peak) +
+                          " at most for " + human_bytes(p.max_live_bytes) + " live (" +
                           percent(p.linear_efficiency()) + " used: linear " +
                           (p.linear_satisfactory ? "satisfactory" : "good") + ")";
             r.sketch =
@@ -175,9 +139,9 @@ recommendation recommend(const site_profile& p, const cost_model& cost, double p
             r.frames = std::max<std::uint32_t>(p.frame_span, 1);
             r.allocator = "frame_allocator<" + std::to_string(r.frames) + ">";
             r.capacity_bytes = round_up(p.frame_peak_bytes, 4096);
-            r.config = advice_bytes(r.capacity_bytes) + " per frame";
+            r.config = human_bytes(r.capacity_bytes) + " per frame";
             if (p.period_detected) {
-                r.evidence += "; drained every " + advice_ns(p.period_ns) +
+                r.evidence += "; drained every " + human_ns(p.period_ns) +
                               " (period detected, variation " + percent(p.period_cv) + ")";
             } else {
                 r.evidence += "; " + percent(p.frame_fraction()) + " of blocks freed within " +
@@ -197,8 +161,8 @@ recommendation recommend(const site_profile& p, const cost_model& cost, double p
         case site_class::long_lived: {
             r.allocator = "arena";
             r.capacity_bytes = round_up(std::min<std::uint64_t>(p.bump_peak, 1024 * 1024), 4096);
-            r.config = "chunks of " + advice_bytes(r.capacity_bytes) + ", never rewound (" +
-                       advice_bytes(p.max_live_bytes) + " live at peak)";
+            r.config = "chunks of " + human_bytes(r.capacity_bytes) + ", never rewound (" +
+                       human_bytes(p.max_live_bytes) + " live at peak)";
             r.evidence += "; " + percent(p.long_lived_fraction()) + " of blocks live to the end (" +
                           with_commas(p.live_at_end) + " never freed)";
             r.sketch = "static rtmem::arena permanent{" + size_expr(r.capacity_bytes) +
@@ -212,12 +176,12 @@ recommendation recommend(const site_profile& p, const cost_model& cost, double p
             r.allocator = "tlsf_allocator";
             r.capacity_bytes = round_up(p.max_live_bump * 2, 64 * 1024);
             r.config =
-                "pool of " + advice_bytes(r.capacity_bytes) + " (only for a bounded worst case)";
+                "pool of " + human_bytes(r.capacity_bytes) + " (only for a bounded worst case)";
             if (p.allocations < 8) r.evidence += "; too few allocations to classify";
             if (p.linear_bad) {
                 r.evidence += "; bulk freed (" + percent(p.bulk_fraction()) +
-                              ") but a bump allocator would hold " + advice_bytes(p.bump_peak) +
-                              " for " + advice_bytes(p.max_live_bytes) + " live (linear bad)";
+                              ") but a bump allocator would hold " + human_bytes(p.bump_peak) +
+                              " for " + human_bytes(p.max_live_bytes) + " live (linear bad)";
             }
             r.sketch = "rtmem::tlsf_allocator site_tlsf{" + size_expr(r.capacity_bytes) +
                        "};   // O(1), no speed-up over malloc expected";
@@ -230,29 +194,32 @@ recommendation recommend(const site_profile& p, const cost_model& cost, double p
     return r;
 }
 
+namespace {
+
+// Every cost by name, the same way as the thresholds (classify.cpp): one list serves setting
+// and listing.
+template <class F>
+void for_each_cost(cost_model& c, F&& f) {
+    f("malloc_ns", c.malloc_ns);
+    f("free_ns", c.free_ns);
+    f("bump_ns", c.bump_ns);
+    f("stack_ns", c.stack_ns);
+    f("stack_free_ns", c.stack_free_ns);
+    f("pool_ns", c.pool_ns);
+    f("pool_free_ns", c.pool_free_ns);
+    f("tlsf_ns", c.tlsf_ns);
+    f("tlsf_free_ns", c.tlsf_free_ns);
+}
+
+}  // namespace
+
 bool set_cost(cost_model& c, std::string_view name, double value) noexcept {
-    struct field {
-        std::string_view name;
-        double cost_model::*member;
-    };
-    static constexpr field fields[] = {
-        {"malloc_ns", &cost_model::malloc_ns},
-        {"free_ns", &cost_model::free_ns},
-        {"bump_ns", &cost_model::bump_ns},
-        {"stack_ns", &cost_model::stack_ns},
-        {"stack_free_ns", &cost_model::stack_free_ns},
-        {"pool_ns", &cost_model::pool_ns},
-        {"pool_free_ns", &cost_model::pool_free_ns},
-        {"tlsf_ns", &cost_model::tlsf_ns},
-        {"tlsf_free_ns", &cost_model::tlsf_free_ns},
-    };
-    for (const auto& f : fields) {
-        if (f.name == name) {
-            c.*f.member = value;
-            return true;
-        }
-    }
-    return false;
+    return detail::set_field([&](auto&& f) { for_each_cost(c, f); }, name, value);
+}
+
+std::vector<std::string_view> cost_names() {
+    cost_model c;
+    return detail::field_names([&](auto&& f) { for_each_cost(c, f); });
 }
 
 advice advise(classification c, const cost_model& cost) {

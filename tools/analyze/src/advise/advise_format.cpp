@@ -5,7 +5,7 @@
 
 #include "json_escape.hpp"
 #include "rtmem/analyze/advise.hpp"
-#include "rtmem/analyze/html_sections.hpp"
+#include "rtmem/analyze/html_escape.hpp"
 
 namespace rtmem::analyze {
 
@@ -67,8 +67,8 @@ std::string format_text(const advice& a, const site_namer& name, const format_op
                       with_commas(c.allocations) + " allocations, " + with_commas(c.frees) +
                       " frees, " + with_commas(c.frames) + " frame markers, " +
                       std::to_string(c.sites.size()) + " sites (" + summary_line(a) + ")\n";
-    out += "Estimated allocator time " + advice_ns(a.baseline_ns) +
-           "; the advised sites would save " + advice_ns(a.saved_ns) + " (" +
+    out += "Estimated allocator time " + human_ns(a.baseline_ns) +
+           "; the advised sites would save " + human_ns(a.saved_ns) + " (" +
            num(a.baseline_ns > 0 ? 100.0 * a.saved_ns / a.baseline_ns : 0.0) +
            "%) by the cost model; `rtmem replay` measures it.\n\n";
     std::size_t config_width = 16, n = 0;
@@ -88,7 +88,7 @@ std::string format_text(const advice& a, const site_namer& name, const format_op
         std::snprintf(idx, sizeof idx, "%2zu", n);
         out += std::string(idx) + "  " + pad(std::string(to_string(r.cls)), 11) +
                pad(r.allocator, 20) + pad(r.config, config_width) + pad(with_commas(r.calls), 12) +
-               pad(advice_ns(r.saved_ns()), 10) + name(r.site) + "\n";
+               pad(human_ns(r.saved_ns()), 10) + name(r.site) + "\n";
     }
     if (n == 0) out += "    (no site fits an rtmem allocator better than malloc)\n";
     n = 0;
@@ -101,7 +101,7 @@ std::string format_text(const advice& a, const site_namer& name, const format_op
                "\n   evidence: " + r.evidence + "\n";
         out += "   expected: " + with_commas(r.calls_saved) + " calls no longer reach malloc/free";
         if (r.frees_removed) out += " (" + with_commas(r.frees_removed) + " frees become no-ops)";
-        out += "; " + advice_ns(r.baseline_ns) + " -> " + advice_ns(r.advised_ns) + "\n";
+        out += "; " + human_ns(r.baseline_ns) + " -> " + human_ns(r.advised_ns) + "\n";
         out += "   sketch:\n" + indent(r.sketch, "     ") + "\n";
     }
     return out;
@@ -192,8 +192,8 @@ std::string format_html(const advice& a, const site_namer& name, const format_op
         std::string(o.wrap ? "<section id=\"advice\"><h2>Allocation advice</h2>\n" : "") + "<p>" +
         with_commas(a.result.allocations) + " allocations in " +
         std::to_string(a.result.sites.size()) + " sites (" + escape_html(summary_line(a)) +
-        "). Estimated allocator time " + advice_ns(a.baseline_ns) +
-        "; the advised sites would save " + advice_ns(a.saved_ns) +
+        "). Estimated allocator time " + human_ns(a.baseline_ns) +
+        "; the advised sites would save " + human_ns(a.saved_ns) +
         " (cost model; <code>rtmem replay</code> measures it).</p>\n"
         "<table "
         "class=\"advice\"><thead><tr><th>#</th><th>class</th><th>allocator</"
@@ -207,7 +207,7 @@ std::string format_html(const advice& a, const site_namer& name, const format_op
         out += "<tr><td>" + std::to_string(n) + "</td><td>" + std::string(to_string(r.cls)) +
                "</td><td><code>" + escape_html(r.allocator) + "</code></td><td>" +
                escape_html(r.config) + "</td><td>" + with_commas(r.calls) + "</td><td data-ns=\"" +
-               num(r.saved_ns()) + "\">" + advice_ns(r.saved_ns()) + "</td><td>" +
+               num(r.saved_ns()) + "\">" + human_ns(r.saved_ns()) + "</td><td>" +
                escape_html(name(r.site)) + "</td></tr>\n";
     }
     out += "</tbody></table>\n";

@@ -1,5 +1,9 @@
-// Streaming classifier: one pass for the trace duration, one pass that fills site profiles.
+// Streaming classifier: one pass for the trace duration, one pass on the decoder
+// (decoder.hpp) that fills site profiles.
 #include "rtmem/analyze/classify.hpp"
+
+#include "named_fields.hpp"
+#include "rtmem/analyze/decoder.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -27,15 +31,6 @@ std::string_view to_string(site_class c) noexcept {
 }
 
 namespace {
-
-struct live_block {
-    std::uint64_t seq;
-    std::uint64_t size;
-    std::uint64_t time;
-    std::uint64_t frame;
-    std::uint32_t site;
-    std::uint32_t thread;
-};
 
 /// Per-site working state that does not belong in the published profile.
 struct site_state {
@@ -74,7 +69,8 @@ class live_bits {
     std::vector<std::uint64_t> words_;
 };
 
-class classifier {
+// The classifier's view of the decoded events (decoder.hpp): blocks carry their site id.
+class classifier : public decode_handler {
   public:
     classifier(const site_map& sites, const thresholds& t, std::uint64_t duration)
         : sites_(sites), t_(t), duration_(duration) {
@@ -83,33 +79,25 @@ class classifier {
         for (std::uint32_t i = 0; i < profiles_.size(); ++i) profiles_[i].site = i;
     }
 
-    void on_event(const event& e) {
-        ++events_;
-        switch (e.kind) {
-            case op::frame:
-                ++frame_;
-                return;
-            case op::realloc:
-                if (e.old_ptr != 0) release(e.old_ptr, e.thread, e.time_ns);
-                if (e.ptr != 0) {
-                    acquire(e);
-                    ++profiles_[sites_.site_of(e.stack)].reallocs;
-                }
-                return;
-            default:
-                if (is_allocation(e.kind)) {
-                    if (e.ptr != 0) acquire(e);
-                } else if (is_deallocation(e.kind) && e.ptr != 0) {
-                    release(e.ptr, e.thread, e.time_ns);
-                }
+    void on_event(const event&, std::uint64_t) { ++events_; }
+    void on_frame(const event&) { ++frame_; }
+    void on_allocation(const event& e, live_block& b, std::uint64_t) { acquire(e, b); }
+    void on_free(const event& e, const live_block& b, std::uint64_t) { release(b, e.thread, e.time_ns); }
+    void on_unknown_free(const event&, std::uint64_t) { ++unknown_frees_; }
+    void on_realloc(const event& e, const live_block* old, live_block* fresh, std::uint64_t) {
+        if (old != nullptr) release(*old, e.thread, e.time_ns);
+        if (fresh != nullptr) {
+            acquire(e, *fresh);
+            ++profiles_[sites_.site_of(fresh->stack)].reallocs;
         }
     }
 
-    classification finish() {
-        for (auto& [ptr, b] : live_) {
-            ++profiles_[b.site].long_lived;
-            ++profiles_[b.site].live_at_end;
-        }
+    classification finish(const live_blocks& live) {
+        live.for_each([&](const live_block& b) {
+            site_profile& p = profiles_[sites_.site_of(b.stack)];
+            ++p.long_lived;
+            ++p.live_at_end;
+        });
         classification out;
         out.events = events_;
         out.frames = frame_;
@@ -134,7 +122,7 @@ class classifier {
     }
 
   private:
-    void acquire(const event& e) {
+    void acquire(const event& e, const live_block& b) {
         const std::uint32_t site = sites_.site_of(e.stack);
         site_profile& p = profiles_[site];
         site_state& s = state_[site];
@@ -170,30 +158,19 @@ class classifier {
         s.frame_bytes += bump;
         p.frame_peak_bytes = std::max(p.frame_peak_bytes, s.frame_bytes);
 
-        const std::uint64_t seq = next_seq_++;
-        bits_.set(seq);
+        bits_.set(b.seq);
         lifo_stack& st = stacks_[key(site, e.thread)];
-        st.seqs.push_back(seq);
+        st.seqs.push_back(b.seq);
         ++st.live;
-        auto [it, inserted] = live_.insert_or_assign(
-            e.ptr, live_block{seq, e.size, e.time_ns, frame_, site, e.thread});
-        (void)it;
-        (void)inserted;  // a pointer reused without a recorded free: the old block is forgotten
     }
 
-    void release(std::uint64_t ptr, std::uint32_t thread, std::uint64_t time) {
-        auto it = live_.find(ptr);
-        if (it == live_.end()) {
-            ++unknown_frees_;
-            return;
-        }
-        const live_block b = it->second;
-        live_.erase(it);
-        site_profile& p = profiles_[b.site];
-        site_state& s = state_[b.site];
+    void release(const live_block& b, std::uint32_t thread, std::uint64_t time) {
+        const std::uint32_t site = sites_.site_of(b.stack);
+        site_profile& p = profiles_[site];
+        site_state& s = state_[site];
         ++p.frees;
 
-        lifo_stack& st = stacks_[key(b.site, b.thread)];
+        lifo_stack& st = stacks_[key(site, b.thread)];
         if (thread != b.thread) ++p.cross_thread_frees;
         while (!st.seqs.empty() && !bits_.test(st.seqs.back())) st.seqs.pop_back();
         if (thread == b.thread && !st.seqs.empty() && st.seqs.back() == b.seq) {
@@ -206,13 +183,13 @@ class classifier {
             std::erase_if(st.seqs, [this](std::uint64_t q) { return !bits_.test(q); });
         }
 
-        const std::uint64_t lifetime = time >= b.time ? time - b.time : 0;
+        const std::uint64_t lifetime = time >= b.time_ns ? time - b.time_ns : 0;
         p.lifetime_ns_sum += lifetime;
         if (duration_ > 0 && static_cast<double>(lifetime) >=
                                  t_.long_lived_min_lifetime * static_cast<double>(duration_)) {
             ++p.long_lived;
         }
-        const std::uint64_t span = frame_ - b.frame;
+        const std::uint32_t span = static_cast<std::uint32_t>(frame_) - b.frame;  // mod 2^32
         if (span < t_.frame_max_span) {
             ++p.frame_fit;
             p.frame_span = std::max(p.frame_span, static_cast<std::uint32_t>(span + 1));
@@ -279,10 +256,9 @@ class classifier {
     std::uint64_t duration_;
     std::vector<site_profile> profiles_;
     std::vector<site_state> state_;
-    std::unordered_map<std::uint64_t, live_block> live_;
     std::unordered_map<std::uint64_t, lifo_stack> stacks_;
     live_bits bits_;
-    std::uint64_t next_seq_ = 0, frame_ = 0, events_ = 0, unknown_frees_ = 0;
+    std::uint64_t frame_ = 0, events_ = 0, unknown_frees_ = 0;
 };
 
 }  // namespace
@@ -357,21 +333,12 @@ void for_each_threshold(thresholds& t, F&& f) {
 }  // namespace
 
 bool set_threshold(thresholds& t, std::string_view name, double value) noexcept {
-    bool found = false;
-    for_each_threshold(t, [&](std::string_view n, auto& field) {
-        if (n != name) return;
-        found = true;
-        using T = std::remove_reference_t<decltype(field)>;
-        field = static_cast<T>(value);
-    });
-    return found;
+    return detail::set_field([&](auto&& f) { for_each_threshold(t, f); }, name, value);
 }
 
 std::vector<std::string_view> threshold_names() {
-    std::vector<std::string_view> out;
     thresholds t;
-    for_each_threshold(t, [&](std::string_view n, auto&) { out.push_back(n); });
-    return out;
+    return detail::field_names([&](auto&& f) { for_each_threshold(t, f); });
 }
 
 classification classify(event_source& source, const site_map& sites, const thresholds& limits) {
@@ -385,9 +352,10 @@ classification classify(event_source& source, const site_map& sites, const thres
         last = e.time_ns;
     }
     classifier c(sites, limits, last - first);
+    decoder d;
     source.rewind();
-    while (source.next(e)) c.on_event(e);
-    return c.finish();
+    d.run(source, c);
+    return c.finish(d.live());
 }
 
 }  // namespace rtmem::analyze

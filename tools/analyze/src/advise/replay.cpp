@@ -1,10 +1,11 @@
 // The replay engine: compiles a trace into dense operations, then times every call.
 #include "rtmem/analyze/replay.hpp"
 
+#include "rtmem/analyze/decoder.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <unordered_map>
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #endif
@@ -48,9 +49,88 @@ std::uint8_t align_log2(std::uint64_t align) {
     return l;
 }
 
-struct compile_block {
-    std::uint32_t slot, site, thread;
-    std::uint64_t size;
+// The replay's view of the decoded events (decoder.hpp): every live block gets a dense slot
+// (live_block::tag), reused once the block is freed.
+class compiler : public decode_handler {
+  public:
+    compiler(replay_program& prog, const site_map& sites) : prog_(prog), sites_(sites) {}
+
+    void on_event(const event&, std::uint64_t) { ++prog_.events; }
+    void on_frame(const event&) {
+        replay_op o;
+        o.kind = replay_op::frame;
+        prog_.ops.push_back(o);
+    }
+    void on_allocation(const event& e, live_block& b, std::uint64_t) {
+        replay_op o = acquire(e, b);
+        o.kind = e.kind == op::calloc ? replay_op::allocate_zeroed : replay_op::allocate;
+        prog_.ops.push_back(o);
+    }
+    void on_free(const event& e, const live_block& b, std::uint64_t) {
+        replay_op o = release(e, b);
+        o.kind = replay_op::deallocate;
+        prog_.ops.push_back(o);
+    }
+    void on_unknown_free(const event&, std::uint64_t) { ++prog_.unknown_frees; }
+    void on_realloc(const event& e, const live_block* old, live_block* fresh, std::uint64_t) {
+        replay_op before;
+        if (old != nullptr) before = release(e, *old);
+        if (fresh == nullptr) {  // realloc(p, 0) freed, or failed
+            if (old != nullptr) {
+                before.kind = replay_op::deallocate;
+                prog_.ops.push_back(before);
+            }
+            return;
+        }
+        replay_op o = acquire(e, *fresh);
+        if (old != nullptr) {  // the new block keeps the old block's bytes; size is the new size
+            o.kind = replay_op::reallocate;
+            o.old_slot = before.slot;
+            o.cross_thread = before.cross_thread;
+        } else {
+            o.kind = replay_op::allocate;
+        }
+        prog_.ops.push_back(o);
+    }
+
+  private:
+    replay_op acquire(const event& e, live_block& b) {
+        replay_op o;
+        o.slot = take_slot();
+        b.tag = o.slot;
+        o.site = sites_.site_of(b.stack);
+        o.thread = static_cast<std::uint16_t>(e.thread);
+        o.size = e.size;
+        o.align_log2 = align_log2(e.align);
+        live_bytes_ += e.size;
+        prog_.peak_live_bytes = std::max(prog_.peak_live_bytes, live_bytes_);
+        return o;
+    }
+    replay_op release(const event& e, const live_block& b) {
+        replay_op o;
+        o.old_slot = b.tag;
+        o.slot = b.tag;
+        o.site = sites_.site_of(b.stack);
+        o.thread = static_cast<std::uint16_t>(b.thread);
+        o.size = b.size;
+        o.cross_thread = e.thread != b.thread;
+        live_bytes_ -= b.size;
+        free_slots_.push_back(b.tag);
+        return o;
+    }
+    std::uint32_t take_slot() {
+        if (!free_slots_.empty()) {
+            const std::uint32_t s = free_slots_.back();
+            free_slots_.pop_back();
+            return s;
+        }
+        return prog_.slots++;
+    }
+
+    replay_program& prog_;
+    const site_map& sites_;
+    std::vector<std::uint32_t> free_slots_;
+    std::uint64_t live_bytes_ = 0;
 };
 
 }  // namespace
@@ -58,90 +138,10 @@ struct compile_block {
 replay_program compile_replay(event_source& source, const site_map& sites) {
     replay_program prog;
     prog.sites = static_cast<std::uint32_t>(sites.size());
-    std::unordered_map<std::uint64_t, compile_block> live;
-    std::vector<std::uint32_t> free_slots;
-    std::uint64_t live_bytes = 0;
-    auto take_slot = [&] {
-        if (!free_slots.empty()) {
-            const std::uint32_t s = free_slots.back();
-            free_slots.pop_back();
-            return s;
-        }
-        return prog.slots++;
-    };
-    auto acquire = [&](const event& e, replay_op& o) {
-        o.slot = take_slot();
-        o.site = sites.site_of(e.stack);
-        o.thread = static_cast<std::uint16_t>(e.thread);
-        o.size = e.size;
-        o.align_log2 = align_log2(e.align);
-        auto [it, fresh] =
-            live.insert_or_assign(e.ptr, compile_block{o.slot, o.site, e.thread, e.size});
-        (void)it;
-        (void)fresh;
-        live_bytes += e.size;
-        prog.peak_live_bytes = std::max(prog.peak_live_bytes, live_bytes);
-    };
-    auto release = [&](std::uint64_t ptr, std::uint32_t thread, replay_op& o) {
-        auto it = live.find(ptr);
-        if (it == live.end()) {
-            ++prog.unknown_frees;
-            return false;
-        }
-        o.old_slot = it->second.slot;
-        o.slot = it->second.slot;
-        o.site = it->second.site;
-        o.thread = static_cast<std::uint16_t>(it->second.thread);
-        o.size = it->second.size;
-        o.cross_thread = thread != it->second.thread;
-        live_bytes -= it->second.size;
-        free_slots.push_back(it->second.slot);
-        live.erase(it);
-        return true;
-    };
-
-    event e;
+    compiler c(prog, sites);
+    decoder d;
     source.rewind();
-    while (source.next(e)) {
-        ++prog.events;
-        replay_op o;
-        if (e.kind == op::frame) {
-            o.kind = replay_op::frame;
-            prog.ops.push_back(o);
-        } else if (e.kind == op::realloc) {
-            replay_op old;
-            const bool had_old = e.old_ptr != 0 && release(e.old_ptr, e.thread, old);
-            if (e.ptr == 0) {  // realloc(p, 0) freed, or failed
-                if (had_old) {
-                    old.kind = replay_op::deallocate;
-                    prog.ops.push_back(old);
-                }
-                continue;
-            }
-            acquire(e, o);
-            if (had_old) {
-                o.kind = replay_op::reallocate;
-                o.old_slot = old.slot;
-                o.cross_thread = old.cross_thread;
-                prog.ops.push_back(o);
-                // the new block keeps the old block's bytes: its size field is the new size
-                (void)old;
-            } else {
-                o.kind = replay_op::allocate;
-                prog.ops.push_back(o);
-            }
-        } else if (is_allocation(e.kind)) {
-            if (e.ptr == 0) continue;  // failed allocation: nothing to replay
-            acquire(e, o);
-            o.kind = e.kind == op::calloc ? replay_op::allocate_zeroed : replay_op::allocate;
-            prog.ops.push_back(o);
-        } else if (is_deallocation(e.kind) && e.ptr != 0) {
-            if (release(e.ptr, e.thread, o)) {
-                o.kind = replay_op::deallocate;
-                prog.ops.push_back(o);
-            }
-        }
-    }
+    d.run(source, c);
     prog.slots = std::max<std::uint32_t>(prog.slots, 1);
     return prog;
 }

@@ -304,18 +304,31 @@ backend_factory make_factory(const char* name, const char* missing) {
 backend_factory tlsf_backend_factory();         // replay_tlsf.cpp
 backend_factory tlsf_cached_backend_factory();  // replay_tlsf.cpp
 
+namespace {
+// The whole-program backends in the order they are replayed and listed.
+constexpr const char* backend_order[] = {"glibc",    "mimalloc", "jemalloc",
+                                         "tcmalloc", "tlsf",     "tlsf_cached"};
+}  // namespace
+
 std::vector<backend_factory> whole_program_backends() {
     std::vector<backend_factory> all;
-    all.push_back(make_factory<glibc_backend, glibc_api>("glibc", "libc.so.6 symbols not found"));
+    all.push_back(
+        make_factory<glibc_backend, glibc_api>(backend_order[0], "libc.so.6 symbols not found"));
     all.push_back(make_factory<mimalloc_backend, mimalloc_api>(
-        "mimalloc", "libmimalloc.so.2 not found (Debian libmimalloc2.0)"));
+        backend_order[1], "libmimalloc.so.2 not found (Debian libmimalloc2.0)"));
     all.push_back(make_factory<jemalloc_backend, jemalloc_api>(
-        "jemalloc", "libjemalloc.so.2 not found (Debian libjemalloc2)"));
+        backend_order[2], "libjemalloc.so.2 not found (Debian libjemalloc2)"));
     all.push_back(make_factory<tcmalloc_backend, tcmalloc_api>(
-        "tcmalloc", "libtcmalloc_minimal.so.4 not found (Debian libtcmalloc-minimal4)"));
+        backend_order[3], "libtcmalloc_minimal.so.4 not found (Debian libtcmalloc-minimal4)"));
     all.push_back(tlsf_backend_factory());
     all.push_back(tlsf_cached_backend_factory());
     return all;
+}
+
+std::string backend_names() {
+    std::string out;
+    for (const char* name : backend_order) out += (out.empty() ? "" : ", ") + std::string(name);
+    return out;
 }
 
 }  // namespace rtmem::analyze

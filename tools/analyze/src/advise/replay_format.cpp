@@ -35,7 +35,7 @@ std::string format_replay_text(const replay_report& r, const site_namer& name, s
     std::string out = "rtmem replay: " + with_commas(r.ops) + " operations from " +
                       with_commas(r.events) + " events (" + with_commas(r.unknown_frees) +
                       " frees of unknown blocks skipped), peak live " +
-                      advice_bytes(r.peak_live_bytes) + ", median of " +
+                      human_bytes(r.peak_live_bytes) + ", median of " +
                       std::to_string(r.repetitions) + " repetitions\n\n";
     const backend_result* base = baseline_of(r);
     out += pad("allocator", 34) + pad("time in calls", 15) + pad("vs glibc", 10) +
@@ -47,9 +47,9 @@ std::string format_replay_text(const replay_report& r, const site_namer& name, s
         }
         const double ratio =
             base != nullptr && base->total_ns > 0 ? b.total_ns / base->total_ns : 0;
-        out += pad(b.name, 34) + pad(advice_ns(b.total_ns), 15) + pad(num(ratio, 2) + "x", 10) +
+        out += pad(b.name, 34) + pad(human_ns(b.total_ns), 15) + pad(num(ratio, 2) + "x", 10) +
                pad(num(b.events_per_second / 1e6, 1) + " M op/s", 16) +
-               pad(b.peak_footprint ? advice_bytes(b.peak_footprint) : "n/a", 16) +
+               pad(b.peak_footprint ? human_bytes(b.peak_footprint) : "n/a", 16) +
                (b.peak_footprint ? num(b.fragmentation * 100, 0) + "%" : "n/a") +
                (b.failures ? "  (" + with_commas(b.failures) + " failed allocations)" : "") + "\n";
         if (!b.note.empty()) out += "    note: " + b.note + "\n";
@@ -85,8 +85,8 @@ std::string format_replay_text(const replay_report& r, const site_namer& name, s
         char idx[8];
         std::snprintf(idx, sizeof idx, "%2zu", n);
         out += std::string(idx) + "  " + pad(rec->allocator, 22) +
-               pad(advice_ns(base->site_ns[rec->site]), 12) +
-               pad(advice_ns(mixed->site_ns[rec->site]), 12) + pad(advice_ns(saved(rec)), 12) +
+               pad(human_ns(base->site_ns[rec->site]), 12) +
+               pad(human_ns(mixed->site_ns[rec->site]), 12) + pad(human_ns(saved(rec)), 12) +
                pad(with_commas(v), 12) + name(rec->site) + "\n";
     }
     double other_base = 0, other_mixed = 0;  // the sites left on the baseline
@@ -101,17 +101,17 @@ std::string format_replay_text(const replay_report& r, const site_namer& name, s
             other_mixed += mixed->site_ns[s];
         }
     }
-    out += "Other sites (left on " + base->name + "): " + advice_ns(other_base) + " -> " +
-           advice_ns(other_mixed) + " in the mixed replay\n";
-    out += "Total measured saving on advised sites: " + advice_ns(total_saved) + " of " +
-           advice_ns(base->total_ns) + " (" +
+    out += "Other sites (left on " + base->name + "): " + human_ns(other_base) + " -> " +
+           human_ns(other_mixed) + " in the mixed replay\n";
+    out += "Total measured saving on advised sites: " + human_ns(total_saved) + " of " +
+           human_ns(base->total_ns) + " (" +
            num(base->total_ns > 0 ? 100 * total_saved / base->total_ns : 0) +
            "%, per-call timing)\n";
     if (layer != nullptr) {
         const double whole_saved = layer->total_ns - mixed->total_ns;
-        out += "Whole program: " + advice_ns(layer->total_ns) +
-               " with the mixed dispatch and no advice -> " + advice_ns(mixed->total_ns) +
-               " with the advice: " + advice_ns(whole_saved) + " saved (" +
+        out += "Whole program: " + human_ns(layer->total_ns) +
+               " with the mixed dispatch and no advice -> " + human_ns(mixed->total_ns) +
+               " with the advice: " + human_ns(whole_saved) + " saved (" +
                num(layer->total_ns > 0 ? 100 * whole_saved / layer->total_ns : 0) + "%)\n";
     }
     std::vector<const site_violations*> broken;

@@ -1,19 +1,15 @@
-// rtmem's tlsf_allocator as a whole-program replay backend (when it is built), growing by
+// rtmem's tlsf_allocator as a whole-program replay backend, growing by
 // adding pools taken from glibc as the replay needs them: "tlsf" (plain, every free coalesces)
 // and "tlsf_cached" (front cache at depth 7), so a trace shows which one its program wants.
 #include "rtmem/analyze/replay_backend.hpp"
 
-#if __has_include(<rtmem/alloc/tlsf.hpp>)
 #include <cstdlib>
 #include <span>
 
 #include "rtmem/alloc/tlsf.hpp"
-#define RTMEM_REPLAY_HAVE_TLSF 1
-#endif
 
 namespace rtmem::analyze {
 
-#if defined(RTMEM_REPLAY_HAVE_TLSF)
 namespace {
 
 class tlsf_backend final : public replay_backend {
@@ -79,13 +75,5 @@ backend_factory tlsf_backend_factory() {
 backend_factory tlsf_cached_backend_factory() {
     return {"tlsf_cached", [] { return std::unique_ptr<replay_backend>(new tlsf_backend(7)); }, ""};
 }
-#else
-backend_factory tlsf_backend_factory() {
-    return {"tlsf", nullptr, "rtmem/alloc/tlsf.hpp not built yet"};
-}
-backend_factory tlsf_cached_backend_factory() {
-    return {"tlsf_cached", nullptr, "rtmem/alloc/tlsf.hpp not built yet"};
-}
-#endif
 
 }  // namespace rtmem::analyze

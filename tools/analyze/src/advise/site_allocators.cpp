@@ -1,33 +1,16 @@
-// The advised rtmem allocators as mixed-replay adapters. Each is compiled when its header is
-// in the build, so the replay works with whatever allocators exist. One instance per thread
-// (the advice says thread_local); misuse is detected here before the allocator sees it.
+// The advised rtmem allocators as mixed-replay adapters. One instance per thread (the advice
+// says thread_local); misuse is detected here before the allocator sees it.
 #include <algorithm>
 #include <memory>
 #include <tuple>
 #include <vector>
 
-#include "site_allocator.hpp"
-
-#if __has_include(<rtmem/alloc/stack.hpp>)
-#include "rtmem/alloc/stack.hpp"
-#define RTMEM_REPLAY_HAVE_STACK 1
-#endif
-#if __has_include(<rtmem/alloc/linear.hpp>)
-#include "rtmem/alloc/linear.hpp"
-#define RTMEM_REPLAY_HAVE_LINEAR 1
-#endif
-#if __has_include(<rtmem/alloc/pool.hpp>)
-#include "rtmem/alloc/pool.hpp"
-#define RTMEM_REPLAY_HAVE_POOL 1
-#endif
-#if __has_include(<rtmem/alloc/frame.hpp>)
-#include "rtmem/alloc/frame.hpp"
-#define RTMEM_REPLAY_HAVE_FRAME 1
-#endif
-#if __has_include(<rtmem/alloc/arena.hpp>)
 #include "rtmem/alloc/arena.hpp"
-#define RTMEM_REPLAY_HAVE_ARENA 1
-#endif
+#include "rtmem/alloc/frame.hpp"
+#include "rtmem/alloc/linear.hpp"
+#include "rtmem/alloc/pool.hpp"
+#include "rtmem/alloc/stack.hpp"
+#include "site_allocator.hpp"
 
 namespace rtmem::analyze::detail {
 namespace {
@@ -78,7 +61,6 @@ void* allocate_or_count(Alloc& alloc, std::size_t size, std::size_t align,
     return p;
 }
 
-#if defined(RTMEM_REPLAY_HAVE_STACK)
 struct stack_instance {
     struct entry {
         void* p;
@@ -136,9 +118,7 @@ class stack_site final : public per_thread_site<stack_instance, std::size_t> {
         return q;
     }
 };
-#endif
 
-#if defined(RTMEM_REPLAY_HAVE_LINEAR)
 struct linear_instance {
     rtmem::linear_allocator alloc;
     std::uint64_t live = 0;
@@ -165,9 +145,7 @@ class linear_site final : public per_thread_site<linear_instance, std::size_t> {
         if (--in.live == 0) in.alloc.reset();
     }
 };
-#endif
 
-#if defined(RTMEM_REPLAY_HAVE_POOL)
 struct pool_instance {
     rtmem::pool_allocator<> alloc;
     std::uint64_t live = 0;
@@ -211,9 +189,7 @@ class pool_site final
   private:
     std::size_t block_, align_, capacity_;
 };
-#endif
 
-#if defined(RTMEM_REPLAY_HAVE_FRAME)
 template <std::size_t N>
 struct frame_instance {
     rtmem::frame_allocator<N> alloc;
@@ -255,9 +231,7 @@ class frame_site final : public per_thread_site<frame_instance<N>, std::size_t> 
     bool markers_;
     std::uint64_t frame_ = 0;
 };
-#endif
 
-#if defined(RTMEM_REPLAY_HAVE_ARENA)
 /// arena for long-lived blocks: grows by chunks, frees are no-ops.
 class arena_site final : public site_allocator {
   public:
@@ -282,37 +256,19 @@ class arena_site final : public site_allocator {
     rtmem::arena arena_;
     std::size_t used_ = 0;
 };
-#endif
 
 }  // namespace
 
 std::unique_ptr<site_allocator> make_site_allocator(const recommendation& r, bool have_frames,
                                                     std::string& why_not) {
-    (void)have_frames;
     switch (r.cls) {
         case site_class::stack:
-#if defined(RTMEM_REPLAY_HAVE_STACK)
             return std::make_unique<stack_site>(r.capacity_bytes);
-#else
-            why_not = "stack_allocator not built";
-            return nullptr;
-#endif
         case site_class::linear:
-#if defined(RTMEM_REPLAY_HAVE_LINEAR)
             return std::make_unique<linear_site>(r.capacity_bytes);
-#else
-            why_not = "linear_allocator not built";
-            return nullptr;
-#endif
         case site_class::pool:
-#if defined(RTMEM_REPLAY_HAVE_POOL)
             return std::make_unique<pool_site>(r.block_size, r.block_align, r.capacity_blocks);
-#else
-            why_not = "pool_allocator not built";
-            return nullptr;
-#endif
         case site_class::frame:
-#if defined(RTMEM_REPLAY_HAVE_FRAME)
             switch (r.frames) {
                 case 1:
                     return std::make_unique<frame_site<1>>(r.capacity_bytes, have_frames);
@@ -321,17 +277,8 @@ std::unique_ptr<site_allocator> make_site_allocator(const recommendation& r, boo
                 default:
                     return std::make_unique<frame_site<3>>(r.capacity_bytes, have_frames);
             }
-#else
-            why_not = "frame_allocator not built";
-            return nullptr;
-#endif
         case site_class::long_lived:
-#if defined(RTMEM_REPLAY_HAVE_ARENA)
             return std::make_unique<arena_site>(r.capacity_bytes);
-#else
-            why_not = "arena not built";
-            return nullptr;
-#endif
         case site_class::general:
             why_not = "general sites stay on the baseline";
             return nullptr;

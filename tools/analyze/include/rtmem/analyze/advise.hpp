@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "rtmem/analyze/classify.hpp"
+#include "rtmem/analyze/units.hpp"
 
 namespace rtmem::analyze {
 
@@ -66,6 +67,8 @@ struct format_options {
 };
 /// Sets one cost by its field name (e.g. "malloc_ns"); false for an unknown name.
 bool set_cost(cost_model& c, std::string_view name, double value) noexcept;
+/// The names set_cost accepts, for help texts.
+[[nodiscard]] std::vector<std::string_view> cost_names();
 [[nodiscard]] std::string format_text(const advice& a, const site_namer& name,
                                       const format_options& o = {});
 [[nodiscard]] std::string format_json(const advice& a, const site_namer& name);
@@ -73,9 +76,5 @@ bool set_cost(cost_model& c, std::string_view name, double value) noexcept;
 [[nodiscard]] std::string format_html(const advice& a, const site_namer& name,
                                       const format_options& o = {});
 
-/// "3,200", "1.5 MiB", "12.3 ms": the units used in every output.
-[[nodiscard]] std::string with_commas(std::uint64_t v);
-[[nodiscard]] std::string advice_bytes(std::uint64_t bytes);
-[[nodiscard]] std::string advice_ns(double ns);
 
 }  // namespace rtmem::analyze

@@ -1,33 +1,19 @@
-// The event model shared by the trace reader (rtmem record/report) and the advisor
-// (rtmem advise/replay): one allocation-family call of the traced program.
+// A decoded event and the stream of them that every analysis reads (the trace file reader, or
+// a synthetic generator in the tests). The kinds of event live in tools/format (op.hpp).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <span>
 
+#include "rtmem/format/op.hpp"
+
 namespace rtmem::analyze {
 
-/// Which entry point the program called. new/delete are kept apart from malloc/free.
-enum class op : std::uint8_t {
-    malloc,  ///< malloc, valloc, pvalloc
-    calloc,
-    realloc,        ///< also reallocarray; old_ptr freed, ptr allocated (either may be 0)
-    aligned_alloc,  ///< aligned_alloc, memalign, posix_memalign
-    free,
-    new_scalar,     ///< every operator new form (nothrow, aligned)
-    new_array,      ///< every operator new[] form
-    delete_scalar,  ///< every operator delete form (sized: size is set)
-    delete_array,   ///< every operator delete[] form
-    frame,          ///< rtmem_trace_frame(): the program marked a frame boundary
-};
-
-[[nodiscard]] constexpr bool is_allocation(op k) noexcept {
-    return k == op::malloc || k == op::calloc || k == op::aligned_alloc || k == op::new_scalar ||
-           k == op::new_array;
-}
-[[nodiscard]] constexpr bool is_deallocation(op k) noexcept {
-    return k == op::free || k == op::delete_scalar || k == op::delete_array;
-}
+using trace_format::is_allocation;
+using trace_format::is_deallocation;
+using trace_format::op;
+using trace_format::op_count;
+using trace_format::op_name;
 
 /// One event. For allocations `ptr` and `size` describe the new block; for deallocations `ptr`
 /// is the block freed (size is 0 unless the program used sized delete); for realloc both
@@ -55,6 +41,11 @@ class event_source {
     /// Return addresses of a stack, innermost first (the allocation call site first).
     [[nodiscard]] virtual std::span<const std::uint64_t> stack(std::uint32_t id) const = 0;
     [[nodiscard]] virtual std::size_t stack_count() const = 0;
+    /// The allocator time the event last returned by next() stands for, in ns (0: not timed;
+    /// sources without timings say 0 throughout).
+    [[nodiscard]] virtual std::uint64_t last_duration_ns() const noexcept { return 0; }
+    /// One call in this many was timed, so a timed call stands for this many (1: every call).
+    [[nodiscard]] virtual std::uint32_t timing_period() const noexcept { return 1; }
 };
 
 }  // namespace rtmem::analyze

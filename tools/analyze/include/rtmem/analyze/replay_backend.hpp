@@ -46,8 +46,11 @@ struct backend_factory {
 };
 
 /// glibc (called through libc.so.6 directly, even when malloc is interposed), mimalloc,
-/// jemalloc and tcmalloc (dlopen'ed, prefixed APIs) and rtmem's tlsf_allocator when built.
+/// jemalloc and tcmalloc (dlopen'ed, prefixed APIs) and rtmem's tlsf_allocator (plain and
+/// cached).
 [[nodiscard]] std::vector<backend_factory> whole_program_backends();
+/// Their names, comma-separated, in order (for help texts and errors), without loading any.
+[[nodiscard]] std::string backend_names();
 [[nodiscard]] const backend_factory* find_backend(const std::vector<backend_factory>& all,
                                                   const std::string& name);
 

@@ -12,9 +12,6 @@
 
 namespace rtmem::analyze {
 
-inline constexpr std::size_t op_count = static_cast<std::size_t>(op::frame) + 1;
-[[nodiscard]] const char* op_name(op k) noexcept;
-
 /// Log2 buckets: bucket 0 holds the value 0, bucket i holds [2^(i-1), 2^i).
 struct log2_histogram {
     std::array<std::uint64_t, 65> buckets{};
@@ -66,6 +63,7 @@ struct report_data {
     std::uint64_t cross_thread_bytes = 0;
     std::uint64_t unknown_frees = 0;  ///< pointers not allocated during the trace
     std::uint64_t failed = 0;         ///< allocations that returned null
+    std::uint64_t reallocs_in_place = 0;  ///< realloc calls that returned the block they got
     std::uint64_t time_ns = 0;        ///< total time in the allocator (0 if unknown)
     /// One call in this many was timed; time_ns values are estimates (each timed call counts
     /// this many times) unless it is 1.

@@ -10,6 +10,7 @@
 
 #include "rtmem/analyze/report.hpp"
 #include "rtmem/analyze/symbolizer.hpp"
+#include "rtmem/analyze/units.hpp"
 
 namespace rtmem::analyze {
 
@@ -23,6 +24,8 @@ class site_names {
     std::string key(std::uint32_t stack);
     /// Frames outermost first (for flame graphs).
     std::vector<std::string> path(std::uint32_t stack);
+    /// The symbolizer names come from (nullptr: addresses).
+    [[nodiscard]] symbolizer* symbols() const noexcept { return sym_; }
 
   private:
     std::string frame(std::uint64_t ip);
@@ -47,19 +50,13 @@ void print_text(std::ostream& out, const trace_info& info, const report_data& r,
                 std::size_t top);
 [[nodiscard]] nlohmann::json to_json(const trace_info& info, const report_data& r,
                                      site_names& names, std::size_t top);
-/// One self-contained page (inline CSS and JS, no network), plus registered html_sections.
+/// The outputs walk the sections of report_sections.hpp in order.
+/// One self-contained page (inline CSS and JS, no network).
 [[nodiscard]] std::string to_html(const trace_info& info, const report_data& r, site_names& names,
                                   event_source& source, std::size_t top);
 
 /// For a windowed report: the window and what it counts ("" for a whole trace).
 [[nodiscard]] std::string describe_window(const report_data& r);
 
-/// "1.5 MiB", "12 KiB", "17 B".
-[[nodiscard]] std::string human_bytes(std::uint64_t b);
-/// "2.31 s", "14.0 ms", "350 ns".
-[[nodiscard]] std::string human_ns(std::uint64_t ns);
-/// A time given by a user: "1500000" (ns), "1.5s", "200ms", "3 us", "20ns". Nothing when
-/// malformed, negative, finer than 1 ns or beyond 2^64 - 1 ns.
-[[nodiscard]] std::optional<std::uint64_t> parse_ns(std::string_view text);
 
 }  // namespace rtmem::analyze

@@ -88,9 +88,9 @@ class trace_reader final : public event_source {
     /// random sample of calls (one in timing_period()), so this is the measured ns ×
     /// timing_period() for a timed call and 0 for the others. Sums over many calls estimate
     /// the total time; a single value does not describe its own call.
-    [[nodiscard]] std::uint64_t last_duration_ns() const noexcept;
+    [[nodiscard]] std::uint64_t last_duration_ns() const noexcept override;
     /// One call in this many was timed (1: every call, as in version 1 traces).
-    [[nodiscard]] std::uint32_t timing_period() const noexcept;
+    [[nodiscard]] std::uint32_t timing_period() const noexcept override;
 
   private:
     struct impl;

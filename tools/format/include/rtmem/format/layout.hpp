@@ -1,5 +1,6 @@
 // The on-disk layout of an rtmem trace (.rtt), shared by the preload library that writes it
 // and the reader. Documented in docs/trace-format.md; bump `trace_version` on any change.
+// Packed events chunks (what the tracer writes) are encoded and decoded in packed.hpp.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -68,7 +69,7 @@ struct raw_event {
     std::uint64_t size;
     std::uint32_t stack;      ///< 0 = not captured
     std::uint32_t duration;   ///< ns spent in the underlying allocator (saturated), if timed
-    std::uint8_t kind;        ///< rtmem::analyze::op
+    std::uint8_t kind;        ///< op (op.hpp)
     std::uint8_t align_log2;  ///< 0 = no alignment requested, else log2(align) + 1
     std::uint8_t flags;       ///< event_flag bits
     std::uint8_t pad[5];
@@ -79,33 +80,8 @@ enum event_flag : std::uint8_t {
     timed = 2,   ///< `duration` was measured (a sample of calls is; v1: every call)
 };
 
-/// chunk_header.flags for events chunks: the payload is packed_events, not raw_event[].
+/// chunk_header.flags for events chunks: the payload is packed (packed.hpp), not raw_event[].
 inline constexpr std::uint16_t chunk_flag_packed = 1;
-
-/// Packed events (what the tracer writes, before zstd): per event
-///   u8 head = kind | failed << 4 | has_old << 5 | has_align << 6 | timed << 7
-///   varint time - previous time, zigzag varint ptr - previous ptr,
-///   [zigzag varint old_ptr - ptr], varint size, varint stack, [varint duration],
-///   [u8 align_log2]
-/// (version 1: no timed bit, the duration varint is always present)
-/// "previous" starts at 0 in every chunk, so chunks decode independently.
-namespace packed {
-inline constexpr std::size_t max_event_bytes = 1 + 10 * 6 + 1;
-inline std::uint64_t zigzag(std::uint64_t v) noexcept {
-    return (v << 1) ^ (0 - (v >> 63));
-}
-inline std::uint64_t unzigzag(std::uint64_t v) noexcept {
-    return (v >> 1) ^ (0 - (v & 1));
-}
-inline unsigned char* put_varint(unsigned char* p, std::uint64_t v) noexcept {
-    while (v >= 0x80) {
-        *p++ = static_cast<unsigned char>(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = static_cast<unsigned char>(v);
-    return p;
-}
-}  // namespace packed
 
 enum class end_reason : std::uint32_t { exit = 1, quick_exit = 2, signal = 3, exec = 4 };
 struct end_record {
@@ -122,30 +98,5 @@ struct index_entry {
     std::uint32_t thread;
     std::uint32_t count;
 };
-
-namespace packed {
-/// Packs `n` events into `out` (room for n * max_event_bytes); returns the packed size.
-inline std::size_t pack(const raw_event* ev, std::uint32_t n, unsigned char* out) noexcept {
-    unsigned char* p = out;
-    std::uint64_t prev_time = 0, prev_ptr = 0;
-    for (std::uint32_t i = 0; i < n; ++i) {
-        const raw_event& e = ev[i];
-        bool has_old = e.old_ptr != 0, has_align = e.align_log2 != 0;
-        bool is_timed = (e.flags & event_flag::timed) != 0;
-        *p++ = static_cast<unsigned char>(e.kind | (e.flags & 1u) << 4 | unsigned{has_old} << 5 |
-                                          unsigned{has_align} << 6 | unsigned{is_timed} << 7);
-        p = put_varint(p, e.time - prev_time);
-        p = put_varint(p, zigzag(e.ptr - prev_ptr));
-        if (has_old) p = put_varint(p, zigzag(e.old_ptr - e.ptr));
-        p = put_varint(p, e.size);
-        p = put_varint(p, e.stack);
-        if (is_timed) p = put_varint(p, e.duration);
-        if (has_align) *p++ = e.align_log2;
-        prev_time = e.time;
-        prev_ptr = e.ptr;
-    }
-    return static_cast<std::size_t>(p - out);
-}
-}  // namespace packed
 
 }  // namespace rtmem::trace_format

@@ -1,0 +1,376 @@
+// rt_heap slow paths: construction, binding threads to heaps and releasing them at thread exit,
+// growing a thread heap by segments, cross-thread frees, draining, stats and checks.
+#include "rtmem/alloc/rt_heap.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <mutex>
+#include <new>
+
+#include "rtmem/core/virtual_memory.hpp"
+
+namespace rtmem {
+namespace {
+
+std::atomic<std::uint64_t> next_heap_id{1};
+
+// Set once the calling thread's exit hook has run: a call from a later thread_local destructor
+// must not bind again (its hook would never run).
+constinit thread_local bool thread_exiting = false;
+
+constexpr std::size_t min_segment_bytes = std::size_t{64} << 10;
+
+}  // namespace
+
+// Every live rt_heap, so a thread's exit hook touches only heaps that still exist. Taken when a
+// thread exits or evicts a binding, and when a heap is created or destroyed; never on a fast path.
+struct rt_heap_registry {
+    static std::mutex& mutex() noexcept {
+        static constinit std::mutex m;
+        return m;
+    }
+    static rt_heap*& head() noexcept {
+        static constinit rt_heap* h = nullptr;
+        return h;
+    }
+    static void add(rt_heap* heap) noexcept {
+        std::lock_guard guard(mutex());
+        heap->registry_next_ = head();
+        if (head() != nullptr) head()->registry_prev_ = heap;
+        head() = heap;
+    }
+    static void remove(rt_heap* heap) noexcept {
+        std::lock_guard guard(mutex());
+        if (heap->registry_prev_ != nullptr)
+            heap->registry_prev_->registry_next_ = heap->registry_next_;
+        else
+            head() = heap->registry_next_;
+        if (heap->registry_next_ != nullptr)
+            heap->registry_next_->registry_prev_ = heap->registry_prev_;
+    }
+    // With mutex() held.
+    static rt_heap* find(std::uint64_t id) noexcept {
+        for (rt_heap* h = head(); h != nullptr; h = h->registry_next_)
+            if (h->id_ == id) return h;
+        return nullptr;
+    }
+};
+
+// The thread heaps the calling thread holds (one per rt_heap it used), released at thread exit.
+struct rt_heap_thread_exit {
+    static constexpr unsigned capacity = 16;
+    struct entry {
+        std::uint64_t id;
+        rt_heap::thread_heap* heap;
+    };
+    entry entries[capacity] = {};
+    unsigned count = 0;
+
+    ~rt_heap_thread_exit() {
+        thread_exiting = true;
+        rt_heap::current_ = {0, nullptr};
+        std::lock_guard guard(rt_heap_registry::mutex());
+        for (unsigned i = 0; i < count; ++i)
+            if (rt_heap* h = rt_heap_registry::find(entries[i].id)) h->release(entries[i].heap);
+        count = 0;
+    }
+
+    // Makes room for one entry: drops entries of destroyed heaps, else releases the oldest.
+    void make_room() noexcept {
+        std::lock_guard guard(rt_heap_registry::mutex());
+        unsigned kept = 0;
+        for (unsigned i = 0; i < count; ++i)
+            if (rt_heap_registry::find(entries[i].id) != nullptr) entries[kept++] = entries[i];
+        count = kept;
+        if (count < capacity) return;
+        if (rt_heap* h = rt_heap_registry::find(entries[0].id)) h->release(entries[0].heap);
+        std::copy(entries + 1, entries + count, entries);
+        --count;
+    }
+};
+
+namespace {
+thread_local rt_heap_thread_exit thread_exit_hook;
+}  // namespace
+
+rt_heap::rt_heap(const rt_heap_options& options) noexcept
+    : id_(next_heap_id.fetch_add(1, std::memory_order_relaxed)),
+      options_(options),
+      drain_batch_(options.drain_batch == 0 ? 1 : options.drain_batch) {
+    const std::size_t seg = options.segment_bytes;
+    if (!is_pow2(seg) || seg < min_segment_bytes || options.reserve_bytes < seg ||
+        options.max_threads == 0) {
+        report_violation(violation_kind::bad_argument, name, nullptr, seg,
+                         "segment_bytes %zu must be a power of two >= %zu and <= reserve_bytes "
+                         "(%zu), max_threads (%u) > 0",
+                         seg, min_segment_bytes, options.reserve_bytes, options.max_threads);
+        return;
+    }
+    segment_shift_ = static_cast<unsigned>(std::countr_zero(seg));
+    segment_count_ = options.reserve_bytes >> segment_shift_;
+    const std::size_t bytes = segment_count_ << segment_shift_;
+
+    // Bookkeeping: [states][owners][thread heaps], one mapping.
+    const std::size_t states_bytes =
+        align_up(options.max_threads * sizeof(std::atomic<int>), alignof(thread_heap));
+    const std::size_t owners_bytes =
+        align_up(segment_count_ * sizeof(std::atomic<thread_heap*>), alignof(thread_heap));
+    meta_bytes_ = virtual_memory::round_to_pages(states_bytes + owners_bytes +
+                                                 options.max_threads * sizeof(thread_heap));
+    meta_ = static_cast<std::byte*>(virtual_memory::reserve(meta_bytes_));
+    auto* segments = static_cast<std::byte*>(virtual_memory::reserve(bytes));
+    bool ok = meta_ != nullptr && segments != nullptr && virtual_memory::commit(meta_, meta_bytes_);
+    if (ok && options.real_time) {
+        ok = virtual_memory::commit(segments, bytes);
+        if (ok && options.prefault) {
+            virtual_memory::prefault(meta_, meta_bytes_);
+            virtual_memory::prefault(segments, bytes);
+        }
+        if (ok && options.lock)
+            ok = virtual_memory::lock(meta_, meta_bytes_) && virtual_memory::lock(segments, bytes);
+    }
+    if (!ok) {
+        if (segments != nullptr) virtual_memory::release(segments, bytes);
+        if (meta_ != nullptr) virtual_memory::release(meta_, meta_bytes_);
+        meta_ = nullptr;
+        return;
+    }
+    states_ = reinterpret_cast<std::atomic<int>*>(meta_);
+    for (unsigned i = 0; i < options.max_threads; ++i)
+        new (&states_[i]) std::atomic<int>(slot_free);
+    owners_ = reinterpret_cast<std::atomic<thread_heap*>*>(meta_ + states_bytes);
+    for (std::size_t i = 0; i < segment_count_; ++i)  // 8 bytes per segment: 32 KiB for 4 GiB
+        new (&owners_[i]) std::atomic<thread_heap*>(nullptr);
+    heaps_ = meta_ + states_bytes + owners_bytes;
+    base_ = segments;
+    reserved_ = bytes;
+    rt_heap_registry::add(this);
+}
+
+rt_heap::~rt_heap() {
+    if (base_ == nullptr) return;
+    rt_heap_registry::remove(this);
+    for (unsigned i = 0; i < options_.max_threads; ++i)
+        if (states_[i].load(std::memory_order_acquire) != slot_free) heap_at(i)->~thread_heap();
+    if (options_.lock) {
+        virtual_memory::unlock(base_, reserved_);
+        virtual_memory::unlock(meta_, meta_bytes_);
+    }
+    virtual_memory::release(base_, reserved_);
+    virtual_memory::release(meta_, meta_bytes_);
+    if (current_.id == id_) current_ = {0, nullptr};
+}
+
+rt_heap::thread_heap* rt_heap::heap_at(unsigned i) const noexcept {
+    return reinterpret_cast<thread_heap*>(heaps_ + std::size_t{i} * sizeof(thread_heap));
+}
+
+rt_heap::thread_heap* rt_heap::bind() noexcept {
+    if (base_ == nullptr || thread_exiting) return nullptr;
+    rt_heap_thread_exit& hook = thread_exit_hook;
+    for (unsigned i = 0; i < hook.count; ++i) {
+        if (hook.entries[i].id == id_) {
+            current_ = {id_, hook.entries[i].heap};
+            return current_.heap;
+        }
+    }
+    if (hook.count == rt_heap_thread_exit::capacity) hook.make_room();
+    // Adopt the heap of an exited thread first (its memory is reused), else create one.
+    thread_heap* h = nullptr;
+    for (unsigned i = 0; i < options_.max_threads && h == nullptr; ++i) {
+        int expected = slot_abandoned;
+        if (states_[i].compare_exchange_strong(expected, slot_owned, std::memory_order_acquire))
+            h = heap_at(i);
+    }
+    for (unsigned i = 0; i < options_.max_threads && h == nullptr; ++i) {
+        int expected = slot_free;
+        if (states_[i].compare_exchange_strong(expected, slot_busy, std::memory_order_acquire)) {
+            h = new (heap_at(i)) thread_heap;
+            h->index = i;
+            h->tlsf.set_cache_depth(options_.cache_depth);
+            states_[i].store(slot_owned, std::memory_order_release);
+        }
+    }
+    if (h == nullptr) return nullptr;
+    hook.entries[hook.count++] = {id_, h};
+    current_ = {id_, h};
+    return h;
+}
+
+void rt_heap::release(thread_heap* h) noexcept {
+    drain(*h, static_cast<std::size_t>(-1));
+    states_[h->index].store(slot_abandoned, std::memory_order_release);
+    if (current_.heap == h) current_ = {0, nullptr};
+}
+
+void* rt_heap::allocate_unbound(std::size_t size, std::size_t align) noexcept {
+    thread_heap* h = bind();
+    if (h == nullptr) return nullptr;
+    return allocate(size, align);
+}
+
+void* rt_heap::allocate_slow(thread_heap& h, std::size_t size, std::size_t align) noexcept {
+    if (size > tlsf_allocator::max_pool_bytes || !is_pow2(align)) return nullptr;  // reported
+    if (!h.remote.empty()) {
+        drain(h, static_cast<std::size_t>(-1));
+        if (void* p = h.tlsf.allocate(size, align)) return p;
+    }
+    if (!grow(h, size, align)) return nullptr;
+    return h.tlsf.allocate(size, align);
+}
+
+bool rt_heap::grow(thread_heap& h, std::size_t size, std::size_t align) noexcept {
+    using classes = tlsf_allocator::classes;
+    // What TLSF will search for: the block size (with room to align), rounded up to the next
+    // size class (good fit: a block in that class or above always fits), plus the pool's own
+    // bookkeeping. Less, and the new pool's one free block can sit in a class below the search.
+    std::size_t request = classes::block_size_for(size);
+    if (align > classes::user_align) request += align + sizeof(tlsf_allocator::block);
+    if (request >= classes::small_block)
+        request += (std::size_t{1} << (classes::fls(request) - classes::sl_log2)) - 1;
+    const std::size_t need =
+        request + tlsf_allocator::pool_overhead + tlsf_allocator::block::min_size;
+    const std::size_t k = (need + (std::size_t{1} << segment_shift_) - 1) >> segment_shift_;
+    std::size_t first = next_segment_.load(std::memory_order_relaxed);
+    do {
+        if (k > segment_count_ - first) return false;  // exhausted
+    } while (!next_segment_.compare_exchange_weak(first, first + k, std::memory_order_relaxed));
+    std::byte* p = base_ + (first << segment_shift_);
+    const std::size_t bytes = k << segment_shift_;
+    if (!options_.real_time && !virtual_memory::commit(p, bytes)) return false;
+    for (std::size_t i = first; i < first + k; ++i) owners_[i].store(&h, std::memory_order_release);
+    h.segments += k;
+    return h.tlsf.add_pool(std::span<std::byte>(p, bytes));
+}
+
+void rt_heap::free_remote(thread_heap* owner, void* p, std::size_t size) noexcept {
+    if (owner == nullptr || !is_aligned(p, tlsf_allocator::classes::user_align)) [[unlikely]] {
+        report_violation(violation_kind::foreign_pointer, name, p, size,
+                         "deallocate(%p): not a block of this heap", p);
+        return;
+    }
+    if constexpr (check_level >= 1) {
+        const auto* n = static_cast<const detail::remote_node*>(p);
+        if (n->mark == detail::queued_mark(n)) {
+            report_violation(violation_kind::double_free, name, p, size,
+                             "deallocate(%p): the block already waits for its owner thread", p);
+            return;
+        }
+    }
+    owner->remote.push(p, size);
+}
+
+void rt_heap::drain(thread_heap& h, std::size_t limit) noexcept {
+    for (std::size_t i = 0; i < limit; ++i) {
+        detail::remote_node* n = h.remote.pop();
+        if (n == nullptr) return;
+        const std::size_t size = n->size;
+        n->mark = 0;  // a block handed out again must not look queued
+        h.tlsf.deallocate(n, size);
+    }
+}
+
+void* rt_heap::reallocate(void* p, std::size_t old_size, std::size_t new_size,
+                          std::size_t align) noexcept {
+    if (p == nullptr) return allocate(new_size, align);
+    if (thread_heap* h = local(); h != nullptr && owns(p)) {
+        const std::uintptr_t offset =
+            reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(base_);
+        if (owners_[offset >> segment_shift_].load(std::memory_order_relaxed) == h) {
+            if (void* q = h->tlsf.reallocate(p, old_size, new_size, align)) return q;
+            if (new_size > tlsf_allocator::max_pool_bytes || !is_pow2(align)) return nullptr;
+        }
+    }
+    void* q = allocate(new_size, align);  // grows the heap if it must
+    if (q == nullptr) return nullptr;
+    std::memcpy(q, p, std::min(old_size, new_size));
+    deallocate(p, old_size, align);
+    return q;
+}
+
+void rt_heap::collect() noexcept {
+    if (base_ == nullptr) return;
+    if (thread_heap* h = local()) drain(*h, static_cast<std::size_t>(-1));
+    for (unsigned i = 0; i < options_.max_threads; ++i) {
+        int expected = slot_abandoned;
+        if (!states_[i].compare_exchange_strong(expected, slot_busy, std::memory_order_acquire))
+            continue;
+        drain(*heap_at(i), static_cast<std::size_t>(-1));
+        states_[i].store(slot_abandoned, std::memory_order_release);
+    }
+}
+
+bool rt_heap::owns(const void* p) const noexcept {
+    const std::uintptr_t offset =
+        reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(base_);
+    return offset < reserved_ &&
+           owners_[offset >> segment_shift_].load(std::memory_order_acquire) != nullptr;
+}
+
+rtmem::stats rt_heap::stats() const noexcept {
+    rtmem::stats s;
+    if (base_ == nullptr) return s;
+    for (unsigned i = 0; i < options_.max_threads; ++i) {
+        const int state = states_[i].load(std::memory_order_acquire);
+        if (state != slot_owned && state != slot_abandoned) continue;
+        const rtmem::stats t = heap_at(i)->tlsf.stats();
+        s.capacity += t.capacity;
+        s.used += t.used;
+        s.peak += t.peak;
+        s.live_count += t.live_count;
+        s.total_count += t.total_count;
+    }
+    return s;
+}
+
+unsigned rt_heap::threads_attached() const noexcept {
+    unsigned n = 0;
+    for (unsigned i = 0; base_ != nullptr && i < options_.max_threads; ++i)
+        n += states_[i].load(std::memory_order_relaxed) == slot_owned;
+    return n;
+}
+
+unsigned rt_heap::threads_abandoned() const noexcept {
+    unsigned n = 0;
+    for (unsigned i = 0; base_ != nullptr && i < options_.max_threads; ++i)
+        n += states_[i].load(std::memory_order_relaxed) == slot_abandoned;
+    return n;
+}
+
+bool rt_heap::check() const noexcept {
+    if (base_ == nullptr) return true;
+    auto fail = [](const char* what, const void* where) {
+        report_violation(violation_kind::corrupted, name, where, 0, "check(): %s at %p", what,
+                         where);
+        return false;
+    };
+    const std::size_t granted = next_segment_.load(std::memory_order_acquire);
+    if (granted > segment_count_) return fail("more segments granted than reserved", nullptr);
+    for (unsigned i = 0; i < options_.max_threads; ++i) {
+        const int state = states_[i].load(std::memory_order_acquire);
+        if (state == slot_free) continue;
+        const thread_heap* h = heap_at(i);
+        if (state == slot_busy) return fail("a thread heap is busy in a quiet check", h);
+        if (h->index != i) return fail("a thread heap's index is wrong", h);
+        if (!h->tlsf.check()) return false;  // reported by tlsf_allocator
+        std::size_t segments = 0;
+        for (std::size_t s = 0; s < granted; ++s)
+            segments += owners_[s].load(std::memory_order_relaxed) == h;
+        if (segments != h->segments) return fail("segment count disagrees with the table", h);
+        if (!h->remote.check(h->tlsf.stats().live_count))
+            return fail("a queued block lost its mark, or the queue is longer than live", h);
+    }
+    for (std::size_t s = 0; s < granted; ++s) {
+        const thread_heap* owner = owners_[s].load(std::memory_order_relaxed);
+        if (owner == nullptr) continue;  // a grant whose commit failed
+        const auto at = reinterpret_cast<const std::byte*>(owner);
+        if (at < heaps_ || at >= heaps_ + options_.max_threads * sizeof(thread_heap) ||
+            (at - heaps_) % sizeof(thread_heap) != 0 ||
+            states_[owner->index].load(std::memory_order_relaxed) == slot_free)
+            return fail("a segment's owner is not a thread heap", base_ + (s << segment_shift_));
+    }
+    return true;
+}
+
+}  // namespace rtmem

@@ -1,0 +1,233 @@
+// rt_heap from several threads (label `threads`: CI runs these under ThreadSanitizer):
+// a model-based run with cross-thread frees, thread exit and adoption, thread churn, more threads
+// than thread heaps, a double free from another thread, and the shared locked<> stress run.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "../sync/stress.hpp"
+#include "rtmem/alloc/rt_heap.hpp"
+#include "threaded_conformance.hpp"
+#include "violation_recorder.hpp"
+
+namespace {
+using rtmem::rt_heap;
+using rtmem::rt_heap_options;
+
+rt_heap_options test_options() {
+    rt_heap_options o;
+    o.reserve_bytes = 256u << 20;
+    o.segment_bytes = 64u << 10;
+    o.max_threads = 16;
+    return o;
+}
+
+// The shared threaded harness, then the accounting once every block is back: after collect(),
+// the exited threads' heaps have taken back what other threads freed into them.
+void run_model(rt_heap& heap, unsigned threads, int operations, std::uint64_t seed,
+               std::size_t max_align = 64) {
+    rtmem::testing::threaded_conformance_options o;
+    o.seed = seed;
+    o.threads = threads;
+    o.operations = operations;
+    o.large_size = 70000;  // more than a 64 KiB segment: pools of several segments
+    o.max_align = max_align;
+    const auto r = rtmem::testing::run_threaded_conformance(heap, o);
+    EXPECT_GT(r.cross_frees, static_cast<std::size_t>(operations) / 10);
+    EXPECT_EQ(r.exhausted, 0u);
+    heap.collect();
+    EXPECT_TRUE(heap.check());
+    const rtmem::stats s = heap.stats();
+    EXPECT_EQ(s.live_count, 0u);
+    EXPECT_EQ(s.used, 0u);
+    EXPECT_EQ(s.total_count, r.allocations);
+    EXPECT_EQ(heap.threads_attached(), 0u);
+    EXPECT_EQ(heap.threads_abandoned(), threads);
+}
+
+TEST(RtHeapThreads, ModelWithCrossThreadFrees) {
+    for (unsigned threads : {2u, 4u}) {
+        rt_heap heap{test_options()};
+        run_model(heap, threads, 6000, threads);
+    }
+}
+
+TEST(RtHeapThreads, ModelWithTinyDrainBatchAndNoCache) {
+    rt_heap_options o = test_options();
+    o.drain_batch = 1;
+    o.cache_depth = 0;
+    rt_heap heap{o};
+    run_model(heap, 3, 4000, 11, 4096);
+}
+
+TEST(RtHeapThreads, ExitedThreadsHeapIsAdoptedWithItsBlocks) {
+    rt_heap heap{test_options()};
+    std::vector<void*> left;
+    std::thread([&] {
+        for (int i = 0; i < 1000; ++i) left.push_back(heap.allocate(100));
+    }).join();
+    EXPECT_EQ(heap.threads_abandoned(), 1u);
+    EXPECT_EQ(heap.threads_attached(), 0u);
+    const std::size_t segments = heap.segments_used();
+    for (std::size_t i = 0; i < left.size(); i += 2) heap.deallocate(left[i], 100);  // remote
+    std::vector<void*> mine;
+    std::thread([&] {
+        EXPECT_TRUE(heap.attach());
+        EXPECT_EQ(heap.threads_abandoned(), 0u);  // adopted, not created
+        for (int i = 0; i < 400; ++i) mine.push_back(heap.allocate(100));
+        for (std::size_t i = 1; i < left.size(); i += 4) heap.deallocate(left[i], 100);  // own
+    }).join();
+    EXPECT_EQ(heap.segments_used(), segments);  // the adopter reused the exited thread's memory
+    for (void* p : mine) heap.deallocate(p, 100);
+    for (std::size_t i = 3; i < left.size(); i += 4) heap.deallocate(left[i], 100);
+    heap.collect();
+    EXPECT_TRUE(heap.check());
+    EXPECT_EQ(heap.stats().live_count, 0u);
+}
+
+TEST(RtHeapThreads, ThreadChurnReusesHeaps) {
+    rt_heap heap{test_options()};
+    std::vector<void*> survivors;
+    std::mutex survivors_lock;
+    for (int round = 0; round < 50; ++round) {
+        std::thread a([&] {
+            std::vector<void*> mine;
+            for (int i = 0; i < 300; ++i) mine.push_back(heap.allocate(16 + (i * 37) % 900));
+            std::lock_guard guard(survivors_lock);
+            for (std::size_t i = 0; i < mine.size(); ++i) {
+                if (i % 3 == 0)
+                    survivors.push_back(mine[i]);  // freed later by another thread
+                else
+                    heap.deallocate(mine[i], 0);
+            }
+        });
+        std::thread b([&] {
+            std::lock_guard guard(survivors_lock);
+            for (void* p : survivors) heap.deallocate(p, 0);
+            survivors.clear();
+        });
+        a.join();
+        b.join();
+    }
+    for (void* p : survivors) heap.deallocate(p, 0);
+    EXPECT_LE(heap.threads_abandoned(), 2u);  // 100 threads, at most two at once
+    EXPECT_LE(heap.segments_used(), 8u);
+    heap.collect();
+    EXPECT_TRUE(heap.check());
+    EXPECT_EQ(heap.stats().live_count, 0u);
+}
+
+TEST(RtHeapThreads, MoreThreadsThanHeapsGetNullptrButFreeFine) {
+    rt_heap_options o = test_options();
+    o.max_threads = 1;
+    rt_heap heap{o};
+    void* first = heap.allocate(64);
+    ASSERT_NE(first, nullptr);
+    void* second = &o;
+    std::thread([&] {
+        second = heap.allocate(64);  // the only heap is bound to the main thread
+        heap.deallocate(first, 64);  // a cross-thread free needs no heap of its own
+    }).join();
+    EXPECT_EQ(second, nullptr);
+    heap.collect();
+    EXPECT_EQ(heap.stats().live_count, 0u);
+}
+
+TEST(RtHeapThreads, SecondFreeFromAnotherThreadIsReported) {
+    if constexpr (rtmem::check_level >= 1) {
+        rtmem::testing::violation_recorder rec;
+        rt_heap heap{test_options()};
+        void* p = nullptr;
+        std::thread([&] { p = heap.allocate(48); }).join();
+        heap.deallocate(p, 48);
+        heap.deallocate(p, 48);  // still queued for its (exited) owner
+        EXPECT_EQ(rec.count(rtmem::violation_kind::double_free), 1u);
+        heap.collect();
+        EXPECT_TRUE(heap.check());
+        EXPECT_EQ(heap.stats().live_count, 0u);
+    }
+}
+
+TEST(RtHeapThreads, ReallocateABlockAnotherThreadOwns) {
+    rt_heap heap{test_options()};
+    unsigned char* p = nullptr;
+    std::thread([&] {
+        p = static_cast<unsigned char*>(heap.allocate(64));
+        for (int i = 0; i < 64; ++i) p[i] = static_cast<unsigned char>(i + 1);
+    }).join();
+    auto* q = static_cast<unsigned char*>(heap.reallocate(p, 64, 32));  // not ours: moved
+    ASSERT_NE(q, nullptr);
+    EXPECT_NE(q, p);
+    for (int i = 0; i < 32; ++i) EXPECT_EQ(q[i], i + 1);
+    heap.deallocate(q, 32);
+    heap.collect();
+    EXPECT_EQ(heap.stats().live_count, 0u);
+    EXPECT_TRUE(heap.check());
+}
+
+TEST(RtHeapThreads, AThreadUsingManyHeapsReleasesTheOldestBinding) {
+    // 20 live heaps used from one thread: a thread keeps 16 bindings, so the oldest are released
+    // (abandoned) and adopted again when the thread comes back to them.
+    std::vector<std::unique_ptr<rt_heap>> heaps;
+    for (int i = 0; i < 20; ++i) heaps.push_back(std::make_unique<rt_heap>(test_options()));
+    std::thread([&] {
+        std::vector<void*> blocks;
+        for (int round = 0; round < 2; ++round)
+            for (auto& h : heaps) blocks.push_back(h->allocate(100));
+        for (std::size_t i = 0; i < blocks.size(); ++i)
+            heaps[i % heaps.size()]->deallocate(blocks[i], 100);
+        EXPECT_EQ(heaps[0]->threads_attached() + heaps[0]->threads_abandoned(), 1u);
+    }).join();
+    for (auto& h : heaps) {
+        h->collect();
+        EXPECT_TRUE(h->check());
+        EXPECT_EQ(h->stats().live_count, 0u);
+        EXPECT_EQ(h->stats().total_count, 2u);
+        EXPECT_EQ(h->threads_abandoned(), 1u);  // one thread heap each, reused on rebinding
+    }
+}
+
+TEST(RtHeapThreads, CollectWhileOtherThreadsFreeAndAttach) {
+    rt_heap heap{test_options()};
+    std::vector<void*> blocks;
+    std::thread([&] {
+        for (int i = 0; i < 4000; ++i) blocks.push_back(heap.allocate(16 + i % 500));
+    }).join();
+    std::atomic<bool> stop{false};
+    std::thread freer([&] {
+        for (std::size_t i = 0; i < blocks.size(); ++i) heap.deallocate(blocks[i], 0);
+        stop.store(true);
+    });
+    std::thread adopter([&] {  // binds, perhaps adopting the exited heap while it is collected
+        for (int i = 0; i < 200; ++i) heap.deallocate(heap.allocate(64), 64);
+    });
+    while (!stop.load()) heap.collect();
+    freer.join();
+    adopter.join();
+    heap.collect();
+    EXPECT_TRUE(heap.check());
+    EXPECT_EQ(heap.stats().live_count, 0u);
+}
+
+TEST(RtHeapThreads, SharedStressRun) {
+    rt_heap heap{test_options()};
+    rtmem::testing::stress_options o;
+    o.threads = 6;
+    o.blocks_per_thread = 3000;
+    o.max_size = 2000;
+    o.align = 16;
+    const auto r = rtmem::testing::run_stress(heap, o);
+    EXPECT_EQ(r.corrupted, 0u);
+    EXPECT_EQ(r.exhausted, 0u);
+    EXPECT_GT(r.freed_elsewhere, 1000u);
+    heap.collect();
+    EXPECT_TRUE(heap.check());
+    EXPECT_EQ(heap.stats().live_count, 0u);
+}
+
+}  // namespace

@@ -1,0 +1,28 @@
+// The advisor's recommendations as a section of the HTML report (the same table as
+// `rtmem advise --html`); text and JSON stay with `rtmem advise`. It classifies the events in
+// a pass of its own: the report's numbers do not say how blocks are freed.
+#include "rtmem/analyze/advise.hpp"
+#include "rtmem/analyze/report_sections.hpp"
+#include "rtmem/analyze/symbolizer.hpp"
+
+namespace rtmem::analyze {
+
+namespace {
+
+std::string advice_html(const section_input& in) {
+    if (in.source == nullptr) return {};
+    site_map sites(*in.source);
+    const advice adv = advise(classify(*in.source, sites));
+    format_options o;
+    o.wrap = false;
+    symbolizer* sym = in.names.symbols();
+    return format_html(adv, sym != nullptr ? symbol_namer(sites, *sym) : address_namer(sites), o);
+}
+
+}  // namespace
+
+extern const report_section advice_section;
+const report_section advice_section{"Allocation advice (rtmem advise)", nullptr, nullptr,
+                                    advice_html, true};
+
+}  // namespace rtmem::analyze

@@ -1,0 +1,71 @@
+// The top sites by calls, bytes, peak, time and leaks; in HTML the sortable site table and
+// the flame graph (drawn by the page's script from its data).
+#include <cinttypes>
+#include <cstdio>
+#include <ostream>
+#include <sstream>
+
+#include "rtmem/analyze/report_sections.hpp"
+
+namespace rtmem::analyze {
+
+namespace {
+
+// By site_order: calls, bytes, peak, time, leaked.
+const char* order_title(site_order o) {
+    static constexpr const char* titles[] = {"calls", "bytes", "peak", "time", "leaked"};
+    return titles[static_cast<std::size_t>(o)];
+}
+
+void top_sites_text(std::ostream& out, const section_input& in) {
+    char line[512];
+    for (site_order o : {site_order::calls, site_order::bytes, site_order::peak, site_order::time,
+                         site_order::leaked}) {
+        auto sites = top_sites(in.r, o, in.top);
+        if (sites.empty()) continue;
+        out << "\ntop sites by " << order_title(o) << "\n";
+        out << "       calls        bytes         peak         time       leaked  site\n";
+        for (const auto& s : sites) {
+            std::snprintf(line, sizeof line, "%12" PRIu64 " %12s %12s %12s %12s  ", s.calls,
+                          human_bytes(s.bytes).c_str(), human_bytes(s.peak_bytes).c_str(),
+                          human_ns(s.time_ns).c_str(), human_bytes(s.live_bytes).c_str());
+            out << line << in.names.name(s.stack) << "\n";
+        }
+    }
+}
+
+void top_sites_json(nlohmann::json& j, const section_input& in) {
+    for (site_order o : {site_order::calls, site_order::bytes, site_order::peak, site_order::time,
+                         site_order::leaked}) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& s : top_sites(in.r, o, in.top)) {
+            list.push_back({{"stack", s.stack},
+                            {"site", in.names.name(s.stack)},
+                            {"key", in.names.key(s.stack)},
+                            {"calls", s.calls},
+                            {"bytes", s.bytes},
+                            {"peak_bytes", s.peak_bytes},
+                            {"time_ns", s.time_ns},
+                            {"leaked_bytes", s.live_bytes},
+                            {"leaked_blocks", s.live_blocks},
+                            {"temporaries", s.temporaries},
+                            {"cross_thread_frees", s.cross_thread_frees}});
+        }
+        j["top_sites"][order_title(o)] = list;
+    }
+}
+
+std::string top_sites_html(const section_input&) {
+    std::ostringstream o;
+    o << "<h2>Allocation sites (click a column to sort)</h2><table id=\"sites\"></table>\n";
+    o << "<h2>Flame graph of allocated bytes by call stack</h2><div id=\"flame\"></div>\n";
+    return o.str();
+}
+
+}  // namespace
+
+extern const report_section top_sites_section;
+const report_section top_sites_section{"top sites", top_sites_text, top_sites_json, top_sites_html,
+                                       false};
+
+}  // namespace rtmem::analyze

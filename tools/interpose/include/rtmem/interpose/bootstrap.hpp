@@ -1,0 +1,16 @@
+// The bootstrap buffer: serves allocations made before the real functions are resolved (dlsym
+// and the dynamic loader allocate). A bump buffer in the library's own image; its blocks carry
+// their size in a 16-byte header and are never reused, so free() of one is a no-op and
+// realloc() copies out of it.
+#pragma once
+#include <cstddef>
+
+namespace rtmem::interpose {
+
+/// nullptr (errno ENOMEM) once the buffer (4 MiB) is used up.
+void* bootstrap_alloc(std::size_t size, std::size_t align) noexcept;
+[[nodiscard]] bool is_bootstrap(const void* p) noexcept;
+/// The size requested for a block of the buffer.
+[[nodiscard]] std::size_t bootstrap_size(const void* p) noexcept;
+
+}  // namespace rtmem::interpose
