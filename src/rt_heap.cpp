@@ -27,7 +27,7 @@ constexpr std::size_t min_segment_bytes = std::size_t{64} << 10;
 // thread exits or evicts a binding, and when a heap is created or destroyed; never on a fast path.
 struct rt_heap_registry {
     static std::mutex& mutex() noexcept {
-        static constinit std::mutex m;
+        static std::mutex m;  // not constinit: MinGW's std::mutex constructor is not constexpr
         return m;
     }
     static rt_heap*& head() noexcept {
