@@ -366,7 +366,7 @@ bool rt_heap::check() const noexcept {
         if (owner == nullptr) continue;  // a grant whose commit failed
         const auto at = reinterpret_cast<const std::byte*>(owner);
         if (at < heaps_ || at >= heaps_ + options_.max_threads * sizeof(thread_heap) ||
-            (at - heaps_) % sizeof(thread_heap) != 0 ||
+            static_cast<std::size_t>(at - heaps_) % sizeof(thread_heap) != 0 ||
             states_[owner->index].load(std::memory_order_relaxed) == slot_free)
             return fail("a segment's owner is not a thread heap", base_ + (s << segment_shift_));
     }
