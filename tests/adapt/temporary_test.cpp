@@ -2,11 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <memory_resource>
 #include <numeric>
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "violation_recorder.hpp"
@@ -95,6 +97,39 @@ TEST(Temporary, PmrResourceThrowsBadAllocNeverReturnsNull) {
     void* p = r->allocate(64, 64);
     EXPECT_TRUE(rtmem::is_aligned(p, 64));
     r->deallocate(p, 64, 64);  // a no-op; the scope frees
+}
+
+// The resource bumps the current chunk inline (checks off) and goes out of line for the rest:
+// every block is aligned, disjoint from the others and counted, across many chunk changes.
+TEST(Temporary, PmrResourceBlocksAreAlignedDisjointAndCountedAcrossChunks) {
+    temp_scope scope;
+    std::pmr::memory_resource* r = scope.resource();
+    const auto before = temporary_allocator().stats();
+    std::vector<std::pair<unsigned char*, std::size_t>> blocks;
+    const std::size_t sizes[] = {1, 24, 48, 100, 4096, 70000};
+    for (int i = 0; i < 600; ++i) {
+        const std::size_t size = sizes[i % 6];
+        const std::size_t align = std::size_t{1} << (i % 8);  // 1 .. 128
+        auto* p = static_cast<unsigned char*>(r->allocate(size, align));
+        ASSERT_TRUE(rtmem::is_aligned(p, align));
+        std::memset(p, i & 0xFF, size);
+        blocks.emplace_back(p, size);
+    }
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+        const auto [p, size] = blocks[i];
+        EXPECT_EQ(p[0], i & 0xFF);
+        EXPECT_EQ(p[size - 1], i & 0xFF);  // no later block overlapped this one
+    }
+    EXPECT_EQ(temporary_allocator().stats().total_count - before.total_count, blocks.size());
+}
+
+TEST(Temporary, PmrResourceZeroSizeBlocksAreDistinct) {
+    temp_scope scope;
+    std::pmr::memory_resource* r = scope.resource();
+    void* a = r->allocate(0, 1);
+    void* b = r->allocate(0, 1);
+    EXPECT_NE(a, nullptr);
+    EXPECT_NE(a, b);
 }
 
 TEST(Temporary, EndingAnOuterScopeFirstIsLifoViolation) {

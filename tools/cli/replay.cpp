@@ -83,8 +83,8 @@ int run_replay(const replay_args& a) {
 
 const bool registered = rtmem::cli::register_command(
     {"replay",
-     "Replay a trace's allocations through whole-program allocators (glibc, peers, tlsf) and "
-     "the advised allocators",
+     "Replay a trace's allocations through whole-program allocators (glibc, peers, tlsf, "
+     "rt_heap) and the advised allocators",
      [](CLI::App& sub, std::function<int()>& run) {
          auto a = std::make_shared<replay_args>();
          sub.add_option("trace", a->file, "Trace file written by rtmem record")->required();

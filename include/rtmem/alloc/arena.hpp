@@ -10,6 +10,10 @@
 
 namespace rtmem {
 
+namespace detail {
+class temporary_resource;  // its pmr do_allocate bumps the current chunk inline
+}  // namespace detail
+
 /// How an arena sizes the chunks it asks its upstream for.
 enum class arena_growth {
     fixed,      ///< every chunk is chunk_size bytes
@@ -131,6 +135,7 @@ class arena {
     }
 
   private:
+    friend class detail::temporary_resource;
     RTMEM_NOINLINE void* grow(std::size_t size, std::size_t align) noexcept;
     RTMEM_NOINLINE void rewind_across(marker_type m) noexcept;
     chunk* new_chunk(std::size_t bytes) noexcept;

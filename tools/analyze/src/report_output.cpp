@@ -72,7 +72,10 @@ trace_info describe(const trace_reader& reader) {
     static constexpr const char* ends[] = {"no end record (killed?)", "exit", "_exit", "signal",
                                            "exec"};
     i.end = ends[static_cast<std::size_t>(reader.end())];
-    if (reader.end() == trace_end::signal) i.end += " " + std::to_string(reader.end_signal());
+    if (reader.end() == trace_end::signal) {
+        i.end += ' ';  // appended piecewise: GCC 12's -Wrestrict misfires on `" " + to_string()` at -O3
+        i.end += std::to_string(reader.end_signal());
+    }
     return i;
 }
 

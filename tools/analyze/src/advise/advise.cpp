@@ -54,6 +54,30 @@ void bump_savings(recommendation& r, const site_profile& p, const cost_model& co
     r.advised_ns = static_cast<double>(p.allocations) * cost.bump_ns;
 }
 
+/// A general site whose blocks cross threads gets rt_heap: per-thread TLSF heaps, a free from
+/// another thread is a wait-free push (docs/rt-heap.md). A bound per call, no saving claimed.
+void shared_heap(recommendation& r, const site_profile& p, const cost_model& cost) {
+    r.allocator = "rt_heap";
+    r.capacity_bytes = round_up(p.max_live_bump * 2, 1024 * 1024);
+    r.config = "shared by the site's threads, " + human_bytes(r.capacity_bytes) +
+               " per thread heap in real-time mode";
+    r.evidence += "; shared across threads: " + with_commas(p.cross_thread_frees) + " of " +
+                  with_commas(p.frees) + " frees by another thread than the allocating one" +
+                  (p.multi_thread ? ", allocated on several threads" : "");
+    r.sketch =
+        "static rtmem::rt_heap shared_heap;   // per-thread heaps, bounded per call\n"
+        "void* p = shared_heap.allocate(n, alignof(T));   // was malloc(n), any thread\n"
+        "shared_heap.deallocate(p, n, alignof(T));        // was free(p), any thread\n"
+        "// real-time: rtmem::rt_heap shared_heap{rtmem::rt_heap_options::real_time_with(" +
+        size_expr(r.capacity_bytes) +
+        " * THREADS)}; and shared_heap.attach() at each thread's start\n"
+        "// pmr containers: rtmem::resource<rtmem::rt_heap> res{shared_heap};";
+    r.calls_saved = 0;
+    r.advised_ns = std::max(static_cast<double>(p.allocations) * cost.tlsf_ns +
+                                static_cast<double>(p.frees) * cost.tlsf_free_ns,
+                            r.baseline_ns);  // no saving is claimed
+}
+
 }  // namespace
 
 recommendation recommend(const site_profile& p, const cost_model& cost, double pool_headroom) {
@@ -173,6 +197,10 @@ recommendation recommend(const site_profile& p, const cost_model& cost, double p
             break;
         }
         case site_class::general: {
+            if (p.shared_across_threads()) {
+                shared_heap(r, p, cost);
+                break;
+            }
             r.allocator = "tlsf_allocator";
             r.capacity_bytes = round_up(p.max_live_bump * 2, 64 * 1024);
             r.config =

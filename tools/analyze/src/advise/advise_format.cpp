@@ -40,8 +40,9 @@ std::string indent(const std::string& text, const std::string& prefix) {
     return out;
 }
 
+/// General sites are listed on request, except those shared across threads (rt_heap advised).
 bool listed(const recommendation& r, const format_options& o) {
-    return o.include_general || r.cls != site_class::general;
+    return o.include_general || r.cls != site_class::general || r.allocator == "rt_heap";
 }
 
 std::string summary_line(const advice& a) {
@@ -51,6 +52,25 @@ std::string summary_line(const advice& a) {
     for (auto [cls, n] : counts)
         s += (s.empty() ? "" : ", ") + std::to_string(n) + " " + std::string(to_string(cls));
     return s;
+}
+
+/// Shared general sites (rt_heap) claim no saving, so they rank last: past --top, one line
+/// still says how many there are and names the busiest.
+std::string unlisted_shared(const advice& a, const site_namer& name, const format_options& o) {
+    std::size_t n = 0, sites = 0;
+    std::uint64_t calls = 0;
+    const recommendation* busiest = nullptr;
+    for (const auto& r : a.ranked) {
+        if (!listed(r, o)) continue;
+        if (n++ < o.top || o.top == 0 || r.allocator != "rt_heap") continue;
+        ++sites;
+        calls += r.calls;
+        if (busiest == nullptr || r.calls > busiest->calls) busiest = &r;
+    }
+    if (busiest == nullptr) return "";
+    return "    + " + std::to_string(sites) + " general site" + (sites == 1 ? "" : "s") +
+           " shared across threads, rt_heap advised (" + with_commas(calls) +
+           " calls; the busiest: " + name(busiest->site) + "); --top 0 lists them\n";
 }
 
 std::string num(double v) {
@@ -91,6 +111,7 @@ std::string format_text(const advice& a, const site_namer& name, const format_op
                pad(human_ns(r.saved_ns()), 10) + name(r.site) + "\n";
     }
     if (n == 0) out += "    (no site fits an rtmem allocator better than malloc)\n";
+    out += unlisted_shared(a, name, o);
     n = 0;
     for (const auto& r : a.ranked) {
         if (!listed(r, o)) continue;
@@ -160,6 +181,8 @@ std::string format_json(const advice& a, const site_namer& name) {
                ", \"advised_ns\": " + num(r.advised_ns) + ", \"evidence\": \"" +
                json_escape(r.evidence) + "\", \"sketch\": \"" + json_escape(r.sketch) + "\"";
         if (p != nullptr) {
+            out += std::string(", \"shared_across_threads\": ") +
+                   (p->shared_across_threads() ? "true" : "false");
             out += ", \"profile\": {\"allocations\": " + std::to_string(p->allocations) +
                    ", \"frees\": " + std::to_string(p->frees) +
                    ", \"reallocs\": " + std::to_string(p->reallocs) +
@@ -179,7 +202,8 @@ std::string format_json(const advice& a, const site_namer& name) {
                    ", \"frame_fit\": " + std::to_string(p->frame_fit) +
                    ", \"frame_peak_bytes\": " + std::to_string(p->frame_peak_bytes) +
                    ", \"live_at_end\": " + std::to_string(p->live_at_end) +
-                   ", \"cross_thread_frees\": " + std::to_string(p->cross_thread_frees) + "}";
+                   ", \"cross_thread_frees\": " + std::to_string(p->cross_thread_frees) +
+                   ", \"multi_thread\": " + (p->multi_thread ? "true" : "false") + "}";
         }
         out += "}";
     }

@@ -303,11 +303,12 @@ backend_factory make_factory(const char* name, const char* missing) {
 
 backend_factory tlsf_backend_factory();         // replay_tlsf.cpp
 backend_factory tlsf_cached_backend_factory();  // replay_tlsf.cpp
+backend_factory rt_heap_backend_factory();      // replay_rt_heap.cpp
 
 namespace {
 // The whole-program backends in the order they are replayed and listed.
-constexpr const char* backend_order[] = {"glibc",    "mimalloc", "jemalloc",
-                                         "tcmalloc", "tlsf",     "tlsf_cached"};
+constexpr const char* backend_order[] = {"glibc", "mimalloc",    "jemalloc", "tcmalloc",
+                                         "tlsf",  "tlsf_cached", "rt_heap"};
 }  // namespace
 
 std::vector<backend_factory> whole_program_backends() {
@@ -322,6 +323,7 @@ std::vector<backend_factory> whole_program_backends() {
         backend_order[3], "libtcmalloc_minimal.so.4 not found (Debian libtcmalloc-minimal4)"));
     all.push_back(tlsf_backend_factory());
     all.push_back(tlsf_cached_backend_factory());
+    all.push_back(rt_heap_backend_factory());
     return all;
 }
 

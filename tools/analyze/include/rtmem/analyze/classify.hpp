@@ -75,6 +75,10 @@ struct site_profile {
     [[nodiscard]] double ratio(std::uint64_t part, std::uint64_t whole) const noexcept {
         return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
     }
+    /// Blocks cross threads: allocated on several, or freed by another than the allocating one.
+    [[nodiscard]] bool shared_across_threads() const noexcept {
+        return multi_thread || cross_thread_frees > 0;
+    }
     [[nodiscard]] double lifo_fraction() const noexcept { return ratio(lifo_frees, frees); }
     [[nodiscard]] double bulk_fraction() const noexcept { return ratio(bulk_frees, frees); }
     [[nodiscard]] double mean_bulk_run() const noexcept { return ratio(bulk_frees, bulk_runs); }

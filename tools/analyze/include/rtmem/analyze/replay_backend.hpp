@@ -46,8 +46,8 @@ struct backend_factory {
 };
 
 /// glibc (called through libc.so.6 directly, even when malloc is interposed), mimalloc,
-/// jemalloc and tcmalloc (dlopen'ed, prefixed APIs) and rtmem's tlsf_allocator (plain and
-/// cached).
+/// jemalloc and tcmalloc (dlopen'ed, prefixed APIs), rtmem's tlsf_allocator (plain and
+/// cached) and rt_heap.
 [[nodiscard]] std::vector<backend_factory> whole_program_backends();
 /// Their names, comma-separated, in order (for help texts and errors), without loading any.
 [[nodiscard]] std::string backend_names();
