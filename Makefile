@@ -3,10 +3,12 @@
 #   make bench   benchmark suite and report          make asan / make tsan   sanitizer test runs
 #   make install-check   consumers against an installed Release build (tests/install)
 #   make deb     the Debian package (build/deb)       make deb-check   consumers against it
+#   make m32 / make windows / make wasm   the library and tests on 32-bit x86 Linux, on Windows
+#                (MinGW-w64, tests under wine) and on WebAssembly (emscripten, tests under node)
 JOBS ?= $(shell nproc)
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
 
-.PHONY: setup test demo bench asan tsan release install-check deb deb-check format clean
+.PHONY: setup test demo bench asan tsan m32 windows wasm release install-check deb deb-check format clean
 
 setup:
 	@scripts/setup
@@ -48,6 +50,23 @@ deb: setup
 
 deb-check: deb
 	scripts/install-check --deb
+
+m32: setup
+	cmake --preset m32
+	cmake --build --preset m32
+	ctest --preset m32
+
+# One wine process per test binary (~3 s each); the prefix is made once.
+windows: setup
+	test -d "$${WINEPREFIX:-$$HOME/.wine}" || WINEDEBUG=-all /usr/lib/wine/wine64 wineboot --init
+	cmake --preset windows
+	cmake --build --preset windows
+	WINEDEBUG=-all ctest --preset windows
+
+wasm: setup
+	NODE_PATH=/usr/share/nodejs cmake --preset wasm
+	NODE_PATH=/usr/share/nodejs cmake --build --preset wasm
+	ctest --preset wasm
 
 format:
 	git ls-files '*.hpp' '*.cpp' '*.h' '*.c' | xargs clang-format -i

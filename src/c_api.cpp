@@ -15,6 +15,7 @@
 #include "rtmem/core/alignment.hpp"
 #include "rtmem/core/virtual_memory.hpp"
 #include "rtmem/detail/sanitizer.hpp"
+#include "os/arena_lock.hpp"
 
 namespace {
 
@@ -57,7 +58,7 @@ T fail(rtmem_error e, T result) noexcept {
 }  // namespace
 
 struct rtmem_arena {
-    std::mutex mutex;
+    rtmem::detail::arena_lock mutex;
     std::size_t mapping_bytes;
     std::byte* begin;
     std::byte* end;

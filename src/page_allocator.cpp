@@ -18,15 +18,20 @@ void* page_allocator::allocate(std::size_t size, std::size_t align) noexcept {
                          "alignment %zu is not a power of two", align);
         return nullptr;
     }
-    const std::size_t page = vm::page_size();
-#ifdef _WIN32
-    if (align > page) return nullptr;  // VirtualFree cannot trim a reservation; see windows.cpp
+#if !RTMEM_HAS_GUARD_PAGES
+    if (options_.guard_before || options_.guard_after) [[unlikely]] {
+        report_violation(violation_kind::bad_argument, name, nullptr, size,
+                         "guard pages need page protection, which this platform lacks");
+        return nullptr;
+    }
 #endif
+    const std::size_t page = vm::page_size();
     std::size_t body = 0;
     if (!checked_align_up(size == 0 ? 1 : size, page, body)) return nullptr;
     const std::size_t before = options_.guard_before ? page : 0;
     const std::size_t after = options_.guard_after ? page : 0;
-    // Over-reserve when the alignment is above a page, then trim the slack on both sides.
+    // Over-reserve when the alignment is above a page, then trim the slack on both sides (on
+    // Windows the slack stays reserved, uncommitted: see virtual_memory::trim).
     const std::size_t slack = align > page ? align - page : 0;
     std::size_t total = 0;
     if (!checked_add(body, before + after + slack, total)) return nullptr;
@@ -36,8 +41,8 @@ void* page_allocator::allocate(std::size_t size, std::size_t align) noexcept {
     std::byte* block = align_pointer_up(base + before, std::max(align, page));
     std::byte* start = block - before;
     std::byte* end = block + body + after;
-    if (start > base) vm::release(base, static_cast<std::size_t>(start - base));
-    if (base + total > end) vm::release(end, static_cast<std::size_t>(base + total - end));
+    if (start > base) vm::trim(base, static_cast<std::size_t>(start - base));
+    if (base + total > end) vm::trim(end, static_cast<std::size_t>(base + total - end));
 
     if (!vm::commit(block, body)) {
         vm::release(start, before + body + after);

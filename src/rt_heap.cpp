@@ -27,7 +27,7 @@ constexpr std::size_t min_segment_bytes = std::size_t{64} << 10;
 // thread exits or evicts a binding, and when a heap is created or destroyed; never on a fast path.
 struct rt_heap_registry {
     static std::mutex& mutex() noexcept {
-        static constinit std::mutex m;
+        static std::mutex m;  // not constinit: MinGW's std::mutex constructor is not constexpr
         return m;
     }
     static rt_heap*& head() noexcept {
@@ -374,7 +374,7 @@ bool rt_heap::check() const noexcept {
         if (owner == nullptr) continue;  // a grant whose commit failed
         const auto at = reinterpret_cast<const std::byte*>(owner);
         if (at < heaps_ || at >= heaps_ + options_.max_threads * sizeof(thread_heap) ||
-            (at - heaps_) % sizeof(thread_heap) != 0 ||
+            static_cast<std::size_t>(at - heaps_) % sizeof(thread_heap) != 0 ||
             states_[owner->index].load(std::memory_order_relaxed) == slot_free)
             return fail("a segment's owner is not a thread heap", base_ + (s << segment_shift_));
     }

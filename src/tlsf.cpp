@@ -8,6 +8,8 @@
 namespace rtmem {
 namespace {
 
+using detail::tlsf_block;
+
 // Whether [p, p+n) may be read: under ASan, freed interiors are poisoned, and a wild pointer's
 // "header" may lie in one. Elsewhere every byte of a pool is readable.
 bool readable(const void* p, std::size_t n) noexcept {
@@ -18,6 +20,14 @@ bool readable(const void* p, std::size_t n) noexcept {
     (void)n;
     return true;
 #endif
+}
+
+// Cuts b into [b: size bytes][rest]; returns rest (flags: this_free cleared, prev unset).
+tlsf_block* split(tlsf_block* b, std::size_t size) noexcept {
+    auto* rest = reinterpret_cast<tlsf_block*>(b->user() + size - tlsf_block::overhead);
+    rest->size_flags = b->size() - (size + tlsf_block::overhead);
+    b->set_size(size);
+    return rest;
 }
 
 }  // namespace
@@ -115,13 +125,13 @@ bool tlsf_allocator::add_pool(std::span<std::byte> memory) noexcept {
         return false;
     }
     // Layout: [pool_record][first block header ... ][sentinel header (size 0, used)].
-    static_assert(sizeof(pool_record) == 32);
+    static_assert(sizeof(pool_record) == 4 * block::slot);  // keeps the first user pointer 16-aligned
     auto* first = reinterpret_cast<block*>(begin + sizeof(pool_record));
     const std::uintptr_t first_addr = reinterpret_cast<std::uintptr_t>(first);
-    std::size_t size = end - first_addr - 3 * sizeof(void*);
+    std::size_t size = end - first_addr - 3 * block::slot;
     if (size > classes::max_block) size = classes::max_block;
     size -= (size - classes::align) % classes::user_align;  // keep the size 8 mod 16
-    end = first_addr + size + 3 * sizeof(void*);
+    end = first_addr + size + 3 * block::slot;
     first->prev_phys = nullptr;
     first->size_flags = size | block::this_free_bit;
     block* sentinel = first->link_next();
@@ -129,7 +139,7 @@ bool tlsf_allocator::add_pool(std::span<std::byte> memory) noexcept {
     auto* r = reinterpret_cast<pool_record*>(begin);
     r->next = pools_;
     r->first = first;
-    r->begin = reinterpret_cast<std::byte*>(first) + sizeof(void*);
+    r->begin = reinterpret_cast<std::byte*>(first) + block::slot;
     r->end = reinterpret_cast<std::byte*>(end);
     pools_ = r;
     capacity_ += size + block::overhead;
@@ -176,6 +186,33 @@ void* tlsf_allocator::allocate_aligned(std::size_t size, std::size_t adjusted,
         b = rest;
     }
     return hand_out(b, adjusted, size);
+}
+
+// Marks b (taken from the lists, unpoisoned) used, giving any tail that can hold a block
+// back to the lists.
+void* tlsf_allocator::hand_out(block* b, std::size_t adjusted, std::size_t requested) noexcept {
+    const std::size_t flags = b->size_flags;
+    const std::size_t size = flags & ~block::flag_bits;
+    const std::size_t prev_bit = flags & block::prev_free_bit;  // set after an aligned split
+    if (size >= adjusted + sizeof(block)) {
+        insert_free(cut_tail(b, adjusted, size - adjusted - block::overhead, prev_bit));
+        account_allocate(adjusted, requested);
+    } else {
+        b->size_flags = size | prev_bit;
+        b->next_phys()->set_prev_free(false);
+        account_allocate(size, requested);
+    }
+    return b->user();
+}
+
+// Absorbs b's next block when it is free (b's own flags and its next's prev_free are the
+// caller's to set).
+tlsf_allocator::block* tlsf_allocator::merge_next(block* b) noexcept {
+    block* next = b->next_phys();
+    if (!next->is_free()) return b;
+    remove_free(next);
+    b->set_size(b->size() + next->size() + block::overhead);
+    return b;
 }
 
 void* tlsf_allocator::reallocate(void* p, std::size_t old_size, std::size_t new_size,
@@ -249,7 +286,7 @@ bool tlsf_allocator::valid_live_block(const void* p, std::size_t size,
     const std::size_t s = b->size();
     // The next header fits before the end (compared as sizes: a stray s must not overflow).
     bool sane = s >= block::min_size && classes::valid_size(s) &&
-                s <= static_cast<std::size_t>(r->end - user) - sizeof(void*);
+                s <= static_cast<std::size_t>(r->end - user) - block::slot;
     if (sane) {
         block* next = b->next_phys();
         sane = readable(&next->size_flags, sizeof(std::size_t)) && !next->is_prev_free();
@@ -323,7 +360,7 @@ bool tlsf_allocator::check() const noexcept {
     std::size_t free_count = 0, parked = 0, used = 0, live = 0, capacity = 0;
     bool top_seen = false;
     for (const pool_record* r = pools_; r != nullptr; r = r->next) {
-        const auto* last = reinterpret_cast<const block*>(r->end - 2 * sizeof(void*));
+        const auto* last = reinterpret_cast<const block*>(r->end - 2 * block::slot);
         bool prev_free = false;
         const block* prev = nullptr;
         for (block* b = r->first;; b = b->next_phys()) {
@@ -382,7 +419,7 @@ bool tlsf_allocator::check() const noexcept {
         unsigned f = 0, s = 0;
         classes::insert_index(top_->size(), f, s);
         if (f != top_fl_ || s != top_sl_ || top_room_ != top_->size() - class_floor(f, s) ||
-            top_fl_below_ != (std::uint64_t{1} << f) - 1 ||
+            top_fl_below_ != (classes::fl_map{1} << f) - 1 ||
             top_sl_below_ != (std::uint32_t{1} << s) - 1)
             return fail("the cached top's size class is stale", top_);
     }

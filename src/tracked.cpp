@@ -10,11 +10,7 @@
 namespace rtmem::detail {
 namespace {
 
-void appendf(std::string& out, const char* fmt, ...)
-#if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+void appendf(std::string& out, const char* fmt, ...) RTMEM_PRINTF_FORMAT(2, 3);
 
 void appendf(std::string& out, const char* fmt, ...) {
     char buf[512];

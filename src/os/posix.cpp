@@ -38,6 +38,8 @@ void release(void* p, std::size_t bytes) noexcept {
     if (p != nullptr && bytes != 0) ::munmap(p, round_to_pages(bytes));
 }
 
+void trim(void* p, std::size_t bytes) noexcept { release(p, bytes); }
+
 bool protect_none(void* p, std::size_t bytes) noexcept {
     return ::mprotect(p, round_to_pages(bytes), PROT_NONE) == 0;
 }

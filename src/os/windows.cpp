@@ -27,11 +27,17 @@ bool decommit(void* p, std::size_t bytes) noexcept {
     return VirtualFree(p, round_to_pages(bytes), MEM_DECOMMIT) != 0;
 }
 
-// Windows releases whole reservations only; page_allocator's partial trims become no-ops there,
-// which keeps the address space reserved (not committed) until the block is released.
+// Windows releases whole reservations only, from their base: found with VirtualQuery, since
+// page_allocator's blocks (after a guard page, or aligned inside an over-reservation) do not
+// start there.
 void release(void* p, std::size_t /*bytes*/) noexcept {
-    if (p != nullptr) VirtualFree(p, 0, MEM_RELEASE);
+    if (p == nullptr) return;
+    MEMORY_BASIC_INFORMATION info;
+    if (VirtualQuery(p, &info, sizeof info) == 0 || info.AllocationBase == nullptr) return;
+    VirtualFree(info.AllocationBase, 0, MEM_RELEASE);
 }
+
+void trim(void*, std::size_t) noexcept {}  // see virtual_memory.hpp: the slack stays reserved
 
 bool protect_none(void* p, std::size_t bytes) noexcept {
     DWORD old = 0;

@@ -111,6 +111,7 @@ TEST(GlobalNew, ExhaustedRouteThrowsOrReturnsNullForNothrow) {
     EXPECT_TRUE(threw);
 }
 
+#if GTEST_HAS_DEATH_TEST  // forks a child: not on WebAssembly
 TEST(GlobalNew, DeletingAForeignPointerIsAViolation) {
     rtmem::set_violation_handler([](const rtmem::violation& v) {
         if (v.kind == rtmem::violation_kind::foreign_pointer) std::_Exit(3);
@@ -120,4 +121,5 @@ TEST(GlobalNew, DeletingAForeignPointerIsAViolation) {
     EXPECT_EXIT(::operator delete(foreign), ::testing::ExitedWithCode(3), "");
     rtmem::set_violation_handler(nullptr);
 }
+#endif
 }  // namespace

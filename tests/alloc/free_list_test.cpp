@@ -126,14 +126,14 @@ TEST(FreeListPolicies, BestFitPicksTheSmallestHoleFirstFitTheFirst) {
 TEST(FreeListAllocator, MoveAndStats) {
     rtmem::free_list_allocator<> a{std::size_t{64} << 10};
     void* p = a.allocate(1000, 64);
-    EXPECT_GE(a.stats().used, 1016u);
+    EXPECT_GT(a.stats().used, 1000u);  // the block and its header (8 or 16 bytes by word size)
     rtmem::free_list_allocator<> b = std::move(a);
     EXPECT_TRUE(b.owns(p));
     EXPECT_FALSE(a.owns(p));
     EXPECT_EQ(a.allocate(8, 8), nullptr);
     b.deallocate(p, 1000, 64);
     EXPECT_EQ(b.stats().used, 0u);
-    EXPECT_GE(b.stats().peak, 1016u);
+    EXPECT_GT(b.stats().peak, 1000u);
 }
 
 #if RTMEM_CHECKS >= 1
@@ -161,16 +161,18 @@ TEST(FreeListAllocator, BadFreesAreReportedAndIgnored) {
     EXPECT_EQ(a.fragmentation().free_blocks, 1u);
 }
 
-void free_twice() {
+[[maybe_unused]] void free_twice() {  // used by the death test
     rtmem::free_list_allocator<> a{std::size_t{4096}};
     void* p = a.allocate(32, 8);
     a.deallocate(p, 32, 8);
     a.deallocate(p, 32, 8);
 }
 
+#if GTEST_HAS_DEATH_TEST  // forks a child: not on WebAssembly
 TEST(FreeListAllocatorDeathTest, DoubleFreeAbortsByDefault) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     EXPECT_DEATH(free_twice(), "double_free");
 }
+#endif
 #endif
 }  // namespace

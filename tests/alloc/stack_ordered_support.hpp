@@ -1,7 +1,7 @@
 // Test helpers shared by the stack-ordered allocator tests.
 #pragma once
 #include <cstddef>
-#include <cstdlib>
+#include <new>
 #include <set>
 
 #include "rtmem/core/allocator.hpp"
@@ -14,15 +14,15 @@ class counting_upstream {
   public:
     static constexpr std::string_view name = "counting_upstream";
     [[nodiscard]] void* allocate(std::size_t size, std::size_t align) noexcept {
-        void* p = std::aligned_alloc(align < sizeof(void*) ? sizeof(void*) : align,
-                                     (size + align - 1) / align * align);
+        // Aligned operator new, not std::aligned_alloc: the MS C runtime has no aligned_alloc.
+        void* p = ::operator new(size, std::align_val_t{align}, std::nothrow);
         if (p == nullptr) return nullptr;
         ++allocations;
         bytes += size;
         live.insert(p);
         return p;
     }
-    void deallocate(void* p, std::size_t size, std::size_t) noexcept {
+    void deallocate(void* p, std::size_t size, std::size_t align) noexcept {
         if (p == nullptr) return;
         if (live.erase(p) == 1) {
             ++deallocations;
@@ -30,7 +30,7 @@ class counting_upstream {
         } else {
             ++bad_frees;
         }
-        std::free(p);
+        ::operator delete(p, std::align_val_t{align});
     }
     std::size_t allocations = 0, deallocations = 0, bad_frees = 0, bytes = 0;
     std::set<void*> live;

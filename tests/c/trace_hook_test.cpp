@@ -9,7 +9,13 @@ namespace {
 int hook_calls = 0;
 }
 
-extern "C" __attribute__((visibility("default"))) void rtmem_trace_frame_hook(void) {
+#ifdef _WIN32
+#define RTMEM_TEST_EXPORT __declspec(dllexport)
+#else
+#define RTMEM_TEST_EXPORT __attribute__((visibility("default")))
+#endif
+
+extern "C" RTMEM_TEST_EXPORT void rtmem_trace_frame_hook(void) {
     ++hook_calls;
 }
 

@@ -189,12 +189,15 @@ private:
         do_free();
     }
 
+    // A draw below n, as a size (n is a size, so the draw fits one on 32-bit targets too).
+    std::size_t below(std::size_t n) { return static_cast<std::size_t>(src_.below(n)); }
+
     std::size_t pick_size() {
         const auto kind = src_.below(64);
         if (kind == 0 && o_.large_size > o_.max_size)
-            return o_.max_size + 1 + src_.below(o_.large_size - o_.max_size);
+            return o_.max_size + 1 + below(o_.large_size - o_.max_size);
         const std::size_t hi = kind < 40 ? std::min(o_.max_size, o_.min_size + 64) : o_.max_size;
-        return o_.min_size + src_.below(hi - o_.min_size + 1);
+        return o_.min_size + below(hi - o_.min_size + 1);
     }
 
     void do_allocate() {
@@ -235,11 +238,11 @@ private:
 
     void do_free() {
         if (blocks_.empty()) return;
-        if (o_.order == free_order::random) return free_at(src_.below(blocks_.size()));
+        if (o_.order == free_order::random) return free_at(below(blocks_.size()));
         if (o_.order == free_order::lifo) return free_at(blocks_.size() - 1);
         // none: deallocate is a no-op; pick a user-live block, it keeps occupying memory.
         for (std::size_t tries = 0; tries < 4; ++tries) {
-            auto& b = blocks_[src_.below(blocks_.size())];
+            auto& b = blocks_[below(blocks_.size())];
             if (!b.user_live) continue;
             verify(b);
             a_.deallocate(b.p, b.size, b.align);
@@ -275,7 +278,7 @@ private:
     void do_rewind() {
         if constexpr (marker_allocator<A>) {
             if (markers_.empty()) return;
-            const std::size_t k = src_.below(markers_.size());
+            const std::size_t k = below(markers_.size());
             markers_.resize(k + 1);
             a_.rewind(markers_.back().m);
             drop_blocks_from(markers_.back().blocks);

@@ -9,9 +9,9 @@ execute_process(COMMAND ${CMAKE_COMMAND} --install ${RTMEM_BUILD_DIR} --prefix $
 if(rc)
   message(FATAL_ERROR "install failed: ${rc}")
 endif()
-set(flags "")
+set(flags "${CXX_FLAGS}")  # the build's own flags (e.g. -m32)
 if(SANITIZE)
-  set(flags "-fsanitize=${SANITIZE}")  # the installed library was built with them
+  string(APPEND flags " -fsanitize=${SANITIZE}")  # the installed library was built with them
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE} -B ${WORK_DIR}/build -G ${GENERATOR}
   -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=${CONFIG} "-DCMAKE_CXX_FLAGS=${flags}"

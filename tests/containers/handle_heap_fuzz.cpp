@@ -47,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     while (!src.exhausted()) {
         const auto op = src.below(8);
         if (op < 3) {
-            const std::size_t n = 1 + src.below(op == 0 ? 4096 : 256);
+            const auto n = static_cast<std::size_t>(1 + src.below(op == 0 ? 4096 : 256));
             const std::size_t align = std::size_t{1} << src.below(9);
             const bool custom = src.below(4) == 0;
             rtmem::handle h =
@@ -72,7 +72,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 b.pinned_at = nullptr;
             }
         } else {
-            const rtmem::defrag_budget budget{1 + src.below(8192), 1 + src.below(4)};
+            const rtmem::defrag_budget budget{static_cast<std::size_t>(1 + src.below(8192)),
+                                              static_cast<std::size_t>(1 + src.below(4))};
             (void)heap.defragment(budget);
         }
         for (const auto& b : live) {

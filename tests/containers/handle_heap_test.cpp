@@ -272,6 +272,7 @@ TEST(HandleHeap, WorksOverCallerMemory) {
     EXPECT_LT(p, buffer + sizeof buffer);
 }
 
+#if GTEST_HAS_DEATH_TEST  // forks a child: not on WebAssembly
 TEST(HandleHeapDeathTest, StaleHandleAbortsByDefault) {
     EXPECT_DEATH(
         {
@@ -282,11 +283,13 @@ TEST(HandleHeapDeathTest, StaleHandleAbortsByDefault) {
         },
         "handle_heap: stale_handle violation: resolve of handle");
 }
+#endif
 
 }  // namespace
 
 #ifdef RTMEM_HAS_ASAN
 namespace {
+#if GTEST_HAS_DEATH_TEST  // forks a child: not on WebAssembly
 TEST(HandleHeapDeathTest, FreedAndVacatedBytesArePoisoned) {
     EXPECT_DEATH(
         {
@@ -309,5 +312,6 @@ TEST(HandleHeapDeathTest, FreedAndVacatedBytesArePoisoned) {
         },
         "use-after-poison");
 }
+#endif
 }  // namespace
 #endif

@@ -13,7 +13,7 @@ TEST(Alignment, PowerOfTwo) {
     EXPECT_TRUE(rtmem::is_pow2(1));
     EXPECT_TRUE(rtmem::is_pow2(4096));
     EXPECT_FALSE(rtmem::is_pow2(48));
-    EXPECT_TRUE(rtmem::is_pow2(std::size_t{1} << 63));
+    EXPECT_TRUE(rtmem::is_pow2(std::size_t{1} << (std::numeric_limits<std::size_t>::digits - 1)));
 }
 
 TEST(Alignment, AlignUpAndDown) {

@@ -6,6 +6,7 @@
 
 #include "conformance.hpp"
 #include "rtmem/core/virtual_memory.hpp"
+#include "violation_recorder.hpp"
 
 namespace {
 namespace vm = rtmem::virtual_memory;
@@ -32,7 +33,8 @@ TEST(PageAllocator, Conformance) {
 
 TEST(PageAllocator, ConformanceWithAllOptions) {
     rtmem::page_allocator a{{.prefault = true, .lock = false, .huge_pages = true,
-                             .guard_before = true, .guard_after = true}};
+                             .guard_before = RTMEM_HAS_GUARD_PAGES != 0,
+                             .guard_after = RTMEM_HAS_GUARD_PAGES != 0}};
     auto o = page_options();
     o.seed = 7;
     rtmem::testing::run_conformance(a, o);
@@ -71,8 +73,19 @@ TEST(PageAllocator, LockedAndPrefaulted) {
     a.deallocate(p, 8192, 16);
 }
 
+#if !RTMEM_HAS_GUARD_PAGES
+// WebAssembly: no page protection, so a guard page would be a lie; the request is refused.
+TEST(PageAllocator, GuardPagesAreRefusedWithoutPageProtection) {
+    rtmem::testing::violation_recorder rec;
+    rtmem::page_allocator a{{.guard_after = true}};
+    EXPECT_EQ(a.allocate(64, 16), nullptr);
+    EXPECT_EQ(rec.last().kind, rtmem::violation_kind::bad_argument);
+    EXPECT_FALSE(vm::protect_none(nullptr, 0));
+}
+#else
 using PageAllocatorDeathTest = ::testing::Test;
 
+#if GTEST_HAS_DEATH_TEST  // forks a child: not on WebAssembly
 TEST(PageAllocatorDeathTest, WriteIntoGuardAfterFaults) {
     rtmem::page_allocator a{{.guard_after = true}};
     const std::size_t page = vm::page_size();
@@ -82,7 +95,9 @@ TEST(PageAllocatorDeathTest, WriteIntoGuardAfterFaults) {
     EXPECT_DEATH(p[page] = 1, "");
     a.deallocate(const_cast<char*>(p), page, 16);
 }
+#endif
 
+#if GTEST_HAS_DEATH_TEST  // forks a child: not on WebAssembly
 TEST(PageAllocatorDeathTest, WriteIntoGuardBeforeFaults) {
     rtmem::page_allocator a{{.guard_before = true}};
     auto* p = static_cast<volatile char*>(a.allocate(64, 16));
@@ -91,6 +106,8 @@ TEST(PageAllocatorDeathTest, WriteIntoGuardBeforeFaults) {
     EXPECT_DEATH(p[-1] = 1, "");
     a.deallocate(const_cast<char*>(p), 64, 16);
 }
+#endif
+#endif
 
 TEST(VirtualMemory, ReserveCommitDecommitRelease) {
     const std::size_t page = vm::page_size();
@@ -101,17 +118,26 @@ TEST(VirtualMemory, ReserveCommitDecommitRelease) {
     ASSERT_TRUE(vm::commit(p, 2 * page));
     p[0] = 42;
     p[2 * page - 1] = 43;
+#if RTMEM_HAS_GUARD_PAGES
     EXPECT_TRUE(vm::decommit(p, 2 * page));
     ASSERT_TRUE(vm::commit(p, page));
     EXPECT_EQ(p[0], 0) << "decommitted pages come back zeroed";
+#else
+    EXPECT_FALSE(vm::decommit(p, 2 * page)) << "wasm linear memory cannot give pages back";
+    EXPECT_EQ(p[0], 42);
+#endif
     vm::release(p, 4 * page);
     EXPECT_EQ(vm::reserve(0), nullptr);
 }
 
+#if RTMEM_HAS_GUARD_PAGES
+#if GTEST_HAS_DEATH_TEST  // forks a child: not on WebAssembly
 TEST(VirtualMemoryDeathTest, ReservedButUncommittedFaults) {
     auto* p = static_cast<volatile char*>(vm::reserve(vm::page_size()));
     ASSERT_NE(p, nullptr);
     EXPECT_DEATH(p[0] = 1, "");
     vm::release(const_cast<char*>(p), vm::page_size());
 }
+#endif
+#endif
 }  // namespace

@@ -164,6 +164,7 @@ TEST_F(Guarded, AnOverflowFoundOnFreeIsReportedOnceThere) {
     EXPECT_EQ(rec.count(), 1u) << "not again by check(), the destructor or the eviction";
 }
 
+#if GTEST_HAS_DEATH_TEST  // forks a child: not on WebAssembly
 TEST(GuardedDeath, DefaultHandlerAbortsWithTheKind) {
     EXPECT_DEATH(
         {
@@ -175,4 +176,5 @@ TEST(GuardedDeath, DefaultHandlerAbortsWithTheKind) {
         },
         "fence_overwritten.*overflow");
 }
+#endif
 }  // namespace

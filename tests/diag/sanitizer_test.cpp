@@ -19,6 +19,7 @@ void touch(void* p, std::size_t offset) {
 }
 
 #ifdef RTMEM_HAS_ASAN
+#if GTEST_HAS_DEATH_TEST  // forks a child: not on WebAssembly
 TEST(AsanDeath, UseAfterRewindIsReported) {
     EXPECT_DEATH(
         {
@@ -31,7 +32,9 @@ TEST(AsanDeath, UseAfterRewindIsReported) {
         },
         "use-after-poison");
 }
+#endif
 
+#if GTEST_HAS_DEATH_TEST  // forks a child: not on WebAssembly
 TEST(AsanDeath, UseAfterResetIsReported) {
     EXPECT_DEATH(
         {
@@ -42,7 +45,9 @@ TEST(AsanDeath, UseAfterResetIsReported) {
         },
         "use-after-poison");
 }
+#endif
 
+#if GTEST_HAS_DEATH_TEST  // forks a child: not on WebAssembly
 TEST(AsanDeath, UseAfterPoolFreeIsReported) {
     EXPECT_DEATH(
         {
@@ -53,7 +58,9 @@ TEST(AsanDeath, UseAfterPoolFreeIsReported) {
         },
         "use-after-poison");
 }
+#endif
 
+#if GTEST_HAS_DEATH_TEST  // forks a child: not on WebAssembly
 TEST(AsanDeath, UseAfterTlsfFreeIsReported) {
     EXPECT_DEATH(
         {
@@ -65,6 +72,7 @@ TEST(AsanDeath, UseAfterTlsfFreeIsReported) {
         },
         "use-after-poison");
 }
+#endif
 
 TEST(AsanHooks, UnpoisonMakesMemoryUsableAgain) {
     alignas(8) static unsigned char buffer[64];

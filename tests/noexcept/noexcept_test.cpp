@@ -78,6 +78,7 @@ TEST_F(NoExceptions, SuccessIsUnchanged) {
     EXPECT_EQ(seen.calls, 0);
 }
 
+#if GTEST_HAS_DEATH_TEST  // forks a child: not on WebAssembly
 TEST_F(NoExceptions, ContainersCannotContinueSoTheyAbortAfterTheHandler) {
     counting_allocator a{64};
     std::vector<int, rtmem::std_allocator<int, counting_allocator>> v{
@@ -87,9 +88,12 @@ TEST_F(NoExceptions, ContainersCannotContinueSoTheyAbortAfterTheHandler) {
     std::pmr::vector<int> pv{&r};
     EXPECT_DEATH(pv.resize(1000), "out-of-memory handler: 4000 bytes");
 }
+#endif
 
+#if GTEST_HAS_DEATH_TEST  // forks a child: not on WebAssembly
 TEST(NoExceptionsDefault, DefaultHandlerReportsOutOfMemoryAndAborts) {
     counting_allocator a{8};
     EXPECT_DEATH((void)rtmem::make<widget>(a, 1), "out_of_memory.*32 bytes");
 }
+#endif
 }  // namespace

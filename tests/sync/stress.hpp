@@ -64,7 +64,8 @@ stress_result run_stress(A& shared, const stress_options& o) {
             };
             std::vector<block> own;
             for (int i = 0; i < o.blocks_per_thread; ++i) {
-                const std::size_t size = o.min_size + next() % (o.max_size - o.min_size + 1);
+                const auto size =
+                    static_cast<std::size_t>(o.min_size + next() % (o.max_size - o.min_size + 1));
                 auto* p = static_cast<unsigned char*>(shared.allocate(size, o.align));
                 if (p == nullptr) {
                     exhausted.fetch_add(1);
@@ -86,7 +87,7 @@ stress_result run_stress(A& shared, const stress_options& o) {
                     {
                         std::lock_guard guard(box_lock);
                         if (!mailbox.empty()) {
-                            const std::size_t k = next() % mailbox.size();
+                            const auto k = static_cast<std::size_t>(next() % mailbox.size());
                             got = mailbox[k];
                             mailbox[k] = mailbox.back();
                             mailbox.pop_back();

@@ -56,7 +56,9 @@ struct global_block_header {
     std::size_t align;
     std::size_t magic;
 };
-inline constexpr std::size_t global_block_magic = 0x6e6577726f757465;  // "newroute"
+// "newroute" in a 64-bit word, "newr" in a 32-bit one.
+inline constexpr std::size_t global_block_magic =
+    static_cast<std::size_t>(sizeof(std::size_t) == 8 ? 0x6e6577726f757465 : 0x6e657772);
 
 inline std::size_t global_front(std::size_t align) noexcept {
     return align_up(sizeof(global_block_header), align);

@@ -3,10 +3,13 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory_resource>
 #include <new>
 
+#include "rtmem/adapt/out_of_memory.hpp"
 #include "rtmem/alloc/arena.hpp"
+#include "rtmem/detail/thread_exit.hpp"
 
 namespace rtmem {
 
@@ -14,11 +17,30 @@ namespace rtmem {
 /// rewind so a warm thread makes no heap call. Only use it inside a temp_scope, so everything
 /// comes back when the scope ends.
 [[nodiscard]] inline arena& temporary_allocator() noexcept {
-    thread_local arena a{arena_options{.chunk_size = 64 * 1024,
-                                       .growth = arena_growth::geometric,
-                                       .max_chunk_size = std::size_t{16} << 20,
-                                       .keep_chunks = true}};
+    constexpr arena_options options{.chunk_size = 64 * 1024,
+                                    .growth = arena_growth::geometric,
+                                    .max_chunk_size = std::size_t{16} << 20,
+                                    .keep_chunks = true};
+#ifdef RTMEM_THREAD_EXIT_CALLBACK
+    // No thread_local destructor (see core/config.hpp): the arena lives on the heap and is
+    // destroyed by the thread-exit callback. Without memory for it the thread cannot proceed.
+    thread_local arena* a = nullptr;
+    if (a == nullptr) [[unlikely]] {
+        void* storage = std::malloc(sizeof(arena));
+        if (storage == nullptr) detail::out_of_memory_fatal(sizeof(arena), alignof(arena));
+        a = ::new (storage) arena{options};
+        detail::at_thread_exit(
+            [](void* p) {
+                static_cast<arena*>(p)->~arena();
+                std::free(p);
+            },
+            a);
+    }
+    return *a;
+#else
+    thread_local arena a{options};
     return a;
+#endif
 }
 
 namespace detail {
@@ -86,8 +108,18 @@ inline temp_scope_link& temp_scopes() noexcept {
 
 /// This thread's temporary arena as a std::pmr::memory_resource.
 [[nodiscard]] inline std::pmr::memory_resource* temporary_resource() noexcept {
+#ifdef RTMEM_THREAD_EXIT_CALLBACK
+    // Never destroyed (it owns nothing), so no thread_local destructor is registered.
+    alignas(detail::temporary_resource) thread_local unsigned char
+        storage[sizeof(detail::temporary_resource)];
+    thread_local detail::temporary_resource* r = nullptr;
+    if (r == nullptr) [[unlikely]]
+        r = ::new (static_cast<void*>(storage)) detail::temporary_resource;
+    return r;
+#else
     thread_local detail::temporary_resource r;
     return &r;
+#endif
 }
 
 /// Marks this thread's temporary arena on construction and rewinds it on destruction. Scopes

@@ -94,11 +94,8 @@ class tlsf_allocator {
             // Split off the tail. When the tail maps to the list b came from (a big block
             // shrinking by a small request: the common case) it takes b's place in that list:
             // no unlink, no bitmap update, no insert.
-            auto* rest = reinterpret_cast<block*>(b->user() + adjusted - block::overhead);
             const std::size_t rest_size = whole - adjusted - block::overhead;
-            rest->size_flags = rest_size | block::this_free_bit;
-            b->size_flags = adjusted | (flags & block::prev_free_bit);
-            rest->link_next();
+            block* rest = cut_tail(b, adjusted, rest_size, flags & block::prev_free_bit);
             unsigned rfl = 0, rsl = 0;
             classes::insert_index(rest_size, rfl, rsl);
             if (rfl == fl && rsl == sl) [[likely]] {
@@ -192,7 +189,7 @@ class tlsf_allocator {
         b->size_flags = flags | block::cached_bit;
         // The link word and the last word (the next header's prev_phys, read by checks) stay
         // readable, as in poison_free.
-        detail::poison(b->user() + sizeof(void*), (flags & ~block::flag_bits) - 2 * sizeof(void*));
+        detail::poison(b->user() + block::slot, (flags & ~block::flag_bits) - 2 * block::slot);
     }
 
     // The one block size cache bin `bin` holds (block sizes are 8 mod 16).
@@ -274,11 +271,11 @@ class tlsf_allocator {
         insert_free(b, fl, sl);
     }
 
-    struct pool_record {  // lives at the start of each pool
-        pool_record* next;
-        block* first;
-        std::byte* begin;  // first byte of the first block's size word
-        std::byte* end;    // one past the sentinel
+    struct pool_record {  // lives at the start of each pool; slots as in block
+        alignas(block::slot) pool_record* next;
+        alignas(block::slot) block* first;
+        alignas(block::slot) std::byte* begin;  // first byte of the first block's size slot
+        alignas(block::slot) std::byte* end;    // one past the sentinel
     };
 
     // The top: the free block the last split in allocate left behind (the remainder), cached
@@ -303,10 +300,8 @@ class tlsf_allocator {
         detail::unpoison(t->user(), whole);
         block* prev = t->prev_free;
         block* next = t->next_free;
-        auto* rest = reinterpret_cast<block*>(t->user() + adjusted - block::overhead);
-        rest->size_flags = (whole - adjusted - block::overhead) | block::this_free_bit;
-        t->size_flags = adjusted;  // a free block's prev is never free; t is now used
-        rest->link_next();
+        // A free block's prev is never free: t, now used, keeps no flag.
+        block* rest = cut_tail(t, adjusted, whole - adjusted - block::overhead, 0);
         take_place(rest, prev, next, top_fl_, top_sl_);
         poison_free(rest);
         top_ = rest;
@@ -331,7 +326,7 @@ class tlsf_allocator {
         top_room_ = size & (fl == 0 ? 0 : (std::size_t{4} << fl) - 1);
         top_fl_ = fl;
         top_sl_ = sl;
-        top_fl_below_ = (std::uint64_t{1} << fl) - 1;
+        top_fl_below_ = (classes::fl_map{1} << fl) - 1;
         top_sl_below_ = (std::uint32_t{1} << sl) - 1;
     }
 
@@ -352,7 +347,7 @@ class tlsf_allocator {
             return nullptr;
         std::uint32_t sl_map = sl_bitmap_[fl] & (~std::uint32_t{0} << sl);
         if (sl_map == 0) {
-            const std::uint64_t fl_map = fl_bitmap_ & (~std::uint64_t{0} << (fl + 1));
+            const classes::fl_map fl_map = fl_bitmap_ & (~classes::fl_map{0} << (fl + 1));
             if (fl_map == 0) [[unlikely]]
                 return nullptr;
             fl = static_cast<unsigned>(std::countr_zero(fl_map));
@@ -394,51 +389,17 @@ class tlsf_allocator {
         heads_[fl][sl] = with;
     }
 
-    // Splits off the tail beyond `adjusted` (if it can hold a block), marks b used.
-    RTMEM_ALWAYS_INLINE void* hand_out(block* b, std::size_t adjusted,
-                                       std::size_t requested) noexcept {
-        const std::size_t flags = b->size_flags;
-        const std::size_t size = flags & ~block::flag_bits;
-        const std::size_t prev_bit = flags & block::prev_free_bit;  // set after an aligned split
-        if (size >= adjusted + sizeof(block)) {
-            // The tail stays free: its prev (b) is used; its next already knows a free block
-            // precedes it and only needs the new boundary tag.
-            auto* rest = reinterpret_cast<block*>(b->user() + adjusted - block::overhead);
-            rest->size_flags = (size - adjusted - block::overhead) | block::this_free_bit;
-            b->size_flags = adjusted | prev_bit;
-            rest->link_next();
-            insert_free(rest);
-            account_allocate(adjusted, requested);
-        } else {
-            b->size_flags = size | prev_bit;
-            b->next_phys()->set_prev_free(false);
-            account_allocate(size, requested);
-        }
-        return b->user();
-    }
-
-    // Cuts b into [b: size bytes][rest]; returns rest (flags: this_free cleared, prev unset).
-    static block* split(block* b, std::size_t size) noexcept {
-        auto* rest = reinterpret_cast<block*>(b->user() + size - block::overhead);
-        rest->size_flags = b->size() - (size + block::overhead);
-        b->set_size(size);
+    // The one split of every path: b keeps `adjusted` bytes and `b_flags` (so it is used); the
+    // tail of rest_size bytes after it becomes a free block with its boundary tag set (its next
+    // already knows a free block precedes it). Returns the tail, in no list yet.
+    RTMEM_ALWAYS_INLINE static block* cut_tail(block* b, std::size_t adjusted,
+                                               std::size_t rest_size,
+                                               std::size_t b_flags) noexcept {
+        auto* rest = reinterpret_cast<block*>(b->user() + adjusted - block::overhead);
+        rest->size_flags = rest_size | block::this_free_bit;
+        b->size_flags = adjusted | b_flags;
+        rest->link_next();
         return rest;
-    }
-
-    RTMEM_ALWAYS_INLINE block* merge_prev(block* b) noexcept {
-        if (!b->is_prev_free()) return b;
-        block* prev = b->prev_phys;
-        remove_free(prev);
-        prev->set_size(prev->size() + b->size() + block::overhead);
-        return prev;
-    }
-
-    RTMEM_ALWAYS_INLINE block* merge_next(block* b) noexcept {
-        block* next = b->next_phys();
-        if (!next->is_free()) return b;
-        remove_free(next);
-        b->set_size(b->size() + next->size() + block::overhead);
-        return b;
     }
 
     RTMEM_ALWAYS_INLINE void insert_free(block* b) noexcept {
@@ -449,7 +410,7 @@ class tlsf_allocator {
 
     // The header words (and the boundary tag at the end) stay readable; the rest is freed.
     static void poison_free(block* b) noexcept {
-        detail::poison(b->user() + 2 * sizeof(void*), b->size() - 3 * sizeof(void*));
+        detail::poison(b->user() + 2 * block::slot, b->size() - 3 * block::slot);
     }
 
     // Inserts b at the head of list (fl, sl), which must be the list of b's size.
@@ -459,7 +420,7 @@ class tlsf_allocator {
         b->prev_free = nullptr;
         if (head != nullptr) head->prev_free = b;
         heads_[fl][sl] = b;
-        fl_bitmap_ |= std::uint64_t{1} << fl;
+        fl_bitmap_ |= classes::fl_map{1} << fl;
         sl_bitmap_[fl] |= std::uint32_t{1} << sl;
         poison_free(b);
     }
@@ -471,7 +432,7 @@ class tlsf_allocator {
             next->prev_free = nullptr;
         } else {
             sl_bitmap_[fl] &= ~(std::uint32_t{1} << sl);
-            if (sl_bitmap_[fl] == 0) fl_bitmap_ &= ~(std::uint64_t{1} << fl);
+            if (sl_bitmap_[fl] == 0) fl_bitmap_ &= ~(classes::fl_map{1} << fl);
         }
     }
 
@@ -505,7 +466,10 @@ class tlsf_allocator {
         --live_;
     }
 
+    // Cold paths (tlsf.cpp).
     void* allocate_aligned(std::size_t size, std::size_t adjusted, std::size_t align) noexcept;
+    void* hand_out(block* b, std::size_t adjusted, std::size_t requested) noexcept;
+    block* merge_next(block* b) noexcept;
     void* allocate_after_flush(std::size_t size, std::size_t align) noexcept;
     void* reject(std::size_t size, std::size_t align) const noexcept;
     bool valid_live_block(const void* p, std::size_t size, const char* op) const noexcept;
@@ -513,7 +477,7 @@ class tlsf_allocator {
     bool fail(const char* what, const void* where) const noexcept;
     void steal(tlsf_allocator& o) noexcept;
 
-    std::uint64_t fl_bitmap_ = 0;
+    classes::fl_map fl_bitmap_ = 0;
     std::uint32_t sl_bitmap_[classes::fl_count] = {};
     block* heads_[classes::fl_count][classes::sl_count] = {};
     pool_record* pools_ = nullptr;
@@ -521,7 +485,7 @@ class tlsf_allocator {
     std::size_t live_ = 0, total_ = 0;
     block* top_ = nullptr;  // see top_is_lowest()
     std::size_t top_room_ = 0;
-    std::uint64_t top_fl_below_ = 0;
+    classes::fl_map top_fl_below_ = 0;
     std::uint32_t top_sl_below_ = 0;
     unsigned top_fl_ = 0, top_sl_ = 0;
     block* cache_[cache_bins] = {};  // see park()

@@ -47,10 +47,6 @@ violation_handler set_violation_handler(violation_handler h) noexcept;
 /// Reports a violation to the current handler; message is printf-formatted. Cold path.
 RTMEM_NOINLINE void report_violation(violation_kind kind, std::string_view allocator,
                                      const void* pointer, std::size_t size, const char* fmt,
-                                     ...) noexcept
-#if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
+                                     ...) noexcept RTMEM_PRINTF_FORMAT(5, 6);
 
 }  // namespace rtmem

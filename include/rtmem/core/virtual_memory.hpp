@@ -20,8 +20,14 @@ namespace rtmem::virtual_memory {
 /// Gives the pages' memory back to the OS and removes access; the range stays reserved.
 bool decommit(void* p, std::size_t bytes) noexcept;
 
-/// Returns a reserved range (as given to reserve) to the OS.
+/// Returns a reserved range to the OS. POSIX: exactly [p, p+bytes). Windows, which releases
+/// only whole reservations: the whole reservation that p lies in.
 void release(void* p, std::size_t bytes) noexcept;
+
+/// Gives back the part [p, p+bytes) of a larger reservation (the slack of an over-reservation
+/// made for alignment). POSIX unmaps it; Windows cannot split a reservation, so there the range
+/// stays reserved — address space only, never committed — until release() frees the whole.
+void trim(void* p, std::size_t bytes) noexcept;
 
 /// Makes [p, p+bytes) inaccessible (guard pages). False on failure.
 bool protect_none(void* p, std::size_t bytes) noexcept;

@@ -4,26 +4,34 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace rtmem::detail {
 
 /// A block as seen from its header. The user area starts at `next_free` and runs `size` bytes;
-/// its last word doubles as the next block's `prev_phys`, so an allocated block costs exactly one
-/// word (size_flags). next_free/prev_free exist only while the block is free; prev_phys is valid
+/// its last slot doubles as the next block's `prev_phys`, so an allocated block costs exactly one
+/// slot (size_flags). next_free/prev_free exist only while the block is free; prev_phys is valid
 /// only while the previous block is free (boundary tag for coalescing).
+///
+/// Every field is an 8-byte slot, on 64-bit targets a plain word. On 32-bit targets (i386,
+/// wasm32) a slot is a 4-byte word and 4 bytes of padding: the layout, the size rules (sizes
+/// 8 mod 16, so user pointers are 16-aligned and bits 0-2 are free for flags) and the class
+/// mapping stay the same as on 64-bit, at the price of 4 bytes per allocated block.
 struct tlsf_block {
-    tlsf_block* prev_phys;
-    std::size_t size_flags;  // size | this_free (bit 0) | prev_free (bit 1) | cached (bit 2)
-    tlsf_block* next_free;
-    tlsf_block* prev_free;
+    static constexpr std::size_t slot = 8;
+
+    alignas(slot) tlsf_block* prev_phys;
+    alignas(slot) std::size_t size_flags;  // size | this_free (bit 0) | prev_free (1) | cached (2)
+    alignas(slot) tlsf_block* next_free;
+    alignas(slot) tlsf_block* prev_free;
 
     // cached: freed by the caller but parked in tlsf_allocator's front cache (neither live nor in
     // a free list; its neighbours see it as used). Sizes are 8 mod 16, so bits 0-2 are free.
     static constexpr std::size_t this_free_bit = 1, prev_free_bit = 2, cached_bit = 4;
     static constexpr std::size_t flag_bits = 7;
-    static constexpr std::size_t overhead = sizeof(std::size_t);   // per allocated block
-    static constexpr std::size_t user_offset = 2 * sizeof(void*);  // header start -> user data
-    static constexpr std::size_t min_size = 3 * sizeof(void*);     // size word + two links
+    static constexpr std::size_t overhead = slot;         // per allocated block
+    static constexpr std::size_t user_offset = 2 * slot;  // header start -> user data
+    static constexpr std::size_t min_size = 3 * slot;     // size slot + two links
 
     [[nodiscard]] std::size_t size() const noexcept { return size_flags & ~flag_bits; }
     void set_size(std::size_t s) noexcept { size_flags = s | (size_flags & flag_bits); }
@@ -45,7 +53,7 @@ struct tlsf_block {
         return reinterpret_cast<tlsf_block*>(
             const_cast<std::byte*>(static_cast<const std::byte*>(p)) - user_offset);
     }
-    /// The physically next block: its header starts at the last word of this block's user area.
+    /// The physically next block: its header starts at the last slot of this block's user area.
     [[nodiscard]] tlsf_block* next_phys() noexcept {
         return reinterpret_cast<tlsf_block*>(user() + size() - overhead);
     }
@@ -56,6 +64,7 @@ struct tlsf_block {
         return n;
     }
 };
+static_assert(sizeof(tlsf_block) == 4 * tlsf_block::slot);
 
 /// Size-class parameters: second level 2^5 = 32 lists per power of two, 8-byte granularity.
 struct tlsf_classes {
@@ -68,6 +77,9 @@ struct tlsf_classes {
     static constexpr unsigned fl_max = sizeof(std::size_t) == 8 ? 40 : 30;
     static constexpr unsigned fl_count = fl_max - fl_shift + 1;
     static constexpr std::size_t max_block = (std::size_t{1} << fl_max) - 2 * align;
+    /// One bit per first-level class: a 32-bit word on 32-bit targets (fl_count 23), 64 bits
+    /// on 64-bit ones (fl_count 33), so the bitmap scans stay single instructions on both.
+    using fl_map = std::conditional_t<(fl_count <= 32), std::uint32_t, std::uint64_t>;
 
     /// Every user pointer is aligned to 16 (like malloc) at no cost: block sizes are kept
     /// congruent to 8 mod 16, so size + the one header word is a multiple of 16 and the next
