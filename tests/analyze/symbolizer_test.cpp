@@ -105,7 +105,7 @@ std::uint64_t return_address_of_noreturn_call(F f) {
 
 // The line of this file containing `marker` (1-based), so the test does not hard-code lines.
 int line_of(const char* marker) {
-    std::ifstream in(__FILE__);
+    std::ifstream in(RTMEM_SYMBOLIZER_TEST_SOURCE);
     std::string text;
     for (int n = 1; std::getline(in, text); ++n) {
         if (text.find(marker) != std::string::npos && text.find("find(") == std::string::npos &&
