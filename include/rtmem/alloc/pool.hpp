@@ -170,7 +170,8 @@ class pool_allocator {
             return total_ - freed_;
         } else {
             std::size_t free_count = 0;
-            for (void* p = head_; p != nullptr; p = *static_cast<void**>(p)) ++free_count;
+            for (void* p = head_; p != nullptr; p = detail::read_free_word(static_cast<void**>(p)))
+                ++free_count;  // the link words stay poisoned under ASan
             return carved_ - free_count;
         }
     }
