@@ -182,8 +182,10 @@ TEST(RtHeapThreads, ReallocateABlockAnotherThreadOwns) {
 TEST(RtHeapThreads, AThreadUsingManyHeapsReleasesTheOldestBinding) {
     // 20 live heaps used from one thread: a thread keeps 16 bindings, so the oldest are released
     // (abandoned) and adopted again when the thread comes back to them.
+    rt_heap_options o = test_options();
+    o.reserve_bytes = 16u << 20;  // 20 heaps must fit a 32-bit address space
     std::vector<std::unique_ptr<rt_heap>> heaps;
-    for (int i = 0; i < 20; ++i) heaps.push_back(std::make_unique<rt_heap>(test_options()));
+    for (int i = 0; i < 20; ++i) heaps.push_back(std::make_unique<rt_heap>(o));
     std::thread([&] {
         std::vector<void*> blocks;
         for (int round = 0; round < 2; ++round)
