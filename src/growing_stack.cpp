@@ -26,7 +26,7 @@ std::byte* payload(chunk* c) noexcept {
     return reinterpret_cast<std::byte*>(c) + chunk_header;
 }
 // Where top (in chunk c) lies in the allocation order: the used bytes below it.
-std::size_t position(chunk* c, const std::byte* top) noexcept {
+[[maybe_unused]] std::size_t position(chunk* c, const std::byte* top) noexcept {  // checks on
     return c->below + static_cast<std::size_t>(top - payload(c));
 }
 std::byte* chunk_end(chunk* c) noexcept {

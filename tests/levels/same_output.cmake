@@ -1,7 +1,9 @@
 # Runs each program of PROGRAMS (a ;-list) and fails unless all print the same text.
+# EMULATOR: the cross build's emulator command, its words separated by '|' (may be empty).
+string(REPLACE "|" ";" emulator "${EMULATOR}")
 set(first "")
 foreach(program IN LISTS PROGRAMS)
-  execute_process(COMMAND ${program} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+  execute_process(COMMAND ${emulator} ${program} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
   if(rc)
     message(FATAL_ERROR "${program} failed: ${rc}")
   endif()
