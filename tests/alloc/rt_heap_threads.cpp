@@ -106,7 +106,8 @@ TEST(RtHeapThreads, ThreadChurnReusesHeaps) {
     for (int round = 0; round < 50; ++round) {
         std::thread a([&] {
             std::vector<void*> mine;
-            for (int i = 0; i < 300; ++i) mine.push_back(heap.allocate(static_cast<std::size_t>(16 + (i * 37) % 900)));
+            for (int i = 0; i < 300; ++i)
+                mine.push_back(heap.allocate(static_cast<std::size_t>(16 + (i * 37) % 900)));
             std::lock_guard guard(survivors_lock);
             for (std::size_t i = 0; i < mine.size(); ++i) {
                 if (i % 3 == 0)
@@ -207,7 +208,8 @@ TEST(RtHeapThreads, CollectWhileOtherThreadsFreeAndAttach) {
     rt_heap heap{test_options()};
     std::vector<void*> blocks;
     std::thread([&] {
-        for (int i = 0; i < 4000; ++i) blocks.push_back(heap.allocate(static_cast<std::size_t>(16 + i % 500)));
+        for (int i = 0; i < 4000; ++i)
+            blocks.push_back(heap.allocate(static_cast<std::size_t>(16 + i % 500)));
     }).join();
     std::atomic<bool> stop{false};
     std::thread freer([&] {

@@ -2,7 +2,9 @@
 // compiled library must agree on; tests/levels compares the output across check levels.
 #include <cstdio>
 
+#if __has_include(<memory_resource>)  // temp_scope is std::pmr based (absent on emscripten 3.1)
 #include "rtmem/adapt/temporary.hpp"
+#endif
 #include "rtmem/alloc/arena.hpp"
 #include "rtmem/alloc/double_ended.hpp"
 #include "rtmem/alloc/frame.hpp"
@@ -36,6 +38,8 @@ int main() {
     RTMEM_PRINT_LAYOUT(tlsf_allocator);
     RTMEM_PRINT_LAYOUT(tracked<tlsf_allocator>);
     RTMEM_PRINT_LAYOUT(guarded<linear_allocator>);
+#if __has_include(<memory_resource>)
     RTMEM_PRINT_LAYOUT(temp_scope);
+#endif
     return 0;
 }
