@@ -13,9 +13,12 @@
 namespace {
 
 std::mutex mutex;
-std::condition_variable ready;
+std::condition_variable ready, space;
 std::deque<char*> queue;
 constexpr int messages = 20000;
+// Bounded, so allocations and frees interleave however the threads are scheduled (unbounded,
+// a producer that ran ahead made every free come after every allocation: a bulk, "linear" site).
+constexpr std::size_t queue_limit = 32;
 
 [[gnu::noinline]] char* make_message(std::mt19937& rng) {
     const std::size_t size = std::uniform_int_distribution<std::size_t>(16, 4096)(rng);
@@ -28,7 +31,8 @@ void produce() {
     std::mt19937 rng(1);
     for (int i = 0; i < messages; ++i) {
         char* m = make_message(rng);
-        std::lock_guard lock(mutex);
+        std::unique_lock lock(mutex);
+        space.wait(lock, [] { return queue.size() < queue_limit; });
         queue.push_back(m);
         ready.notify_one();
     }
@@ -43,6 +47,7 @@ long consume() {
         ready.wait(lock, [] { return !queue.empty(); });
         held.push_back(queue.front());
         queue.pop_front();
+        space.notify_one();
         lock.unlock();
         sum += held.back() != nullptr ? held.back()[0] : 0;
         if (held.size() > 64) {
