@@ -4,26 +4,13 @@
 #pragma once
 #include <benchmark/benchmark.h>
 
+#include "xorshift.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 namespace rtmem::bench {
-
-/// Marsaglia's xorshift64: cheap enough not to show in the timings, and the same sequence for
-/// every allocator run from the same seed.
-struct xorshift {
-    std::uint64_t s;
-    explicit xorshift(std::uint64_t seed) noexcept : s(seed) {}
-    std::uint64_t next() noexcept {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        return s;
-    }
-    /// Uniform enough in [0, n) for workload shapes (n > 0).
-    std::size_t below(std::size_t n) noexcept { return static_cast<std::size_t>(next() % n); }
-};
 
 /// Console output, then a table: record() sees each run the table reads (the only run, or the
 /// median when repetitions are asked for) and print_table() runs after the console output.

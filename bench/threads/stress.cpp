@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "rtmem/alloc/rt_heap.hpp"
+#include "../xorshift.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -135,17 +136,7 @@ void* timed_allocate(std::size_t n) noexcept {
     return p;
 }
 
-struct rng {
-    std::uint64_t s;
-    std::uint64_t next() noexcept {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        return s;
-    }
-    std::size_t below(std::size_t n) noexcept { return static_cast<std::size_t>(next() % n); }
-    std::size_t range(std::size_t lo, std::size_t hi) noexcept { return lo + below(hi - lo + 1); }
-};
+using rng = rtmem::bench::xorshift;
 
 struct block {
     void* p;
