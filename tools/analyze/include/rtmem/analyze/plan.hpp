@@ -1,0 +1,71 @@
+// A plan: the advisor's choice of allocator per site, in a form a program can be run with
+// unchanged (`rtmem run --plan`) or replayed with (`rtmem replay --plan`). Sites are named by
+// module-relative return addresses, so a plan made from one run matches the same build's
+// later runs whatever the load addresses; sites that match nothing are ignored.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rtmem::analyze {
+
+/// Strategies that are safe for any program: a block stays valid until the program frees it,
+/// and its free reaches the allocator that owns it (an address-range lookup).
+enum class plan_strategy : std::uint8_t {
+    heap,          ///< the general heap (a site kept in the plan only to say why)
+    pool,          ///< per-site pool of fixed-size blocks
+    region,        ///< per-site bump region; a chunk is recycled when its last block is freed
+    thread_stack,  ///< per-thread LIFO stack; an out-of-order free is still correct
+};
+
+[[nodiscard]] std::string_view plan_strategy_name(plan_strategy s) noexcept;
+/// false for an unknown name.
+bool parse_plan_strategy(std::string_view name, plan_strategy& out) noexcept;
+
+/// One return address: the module (its path as the trace recorded it) and the address
+/// relative to the module's load bias (the ELF virtual address), so ASLR does not matter.
+struct plan_frame {
+    std::string module;
+    std::uint64_t offset = 0;
+    friend bool operator==(const plan_frame&, const plan_frame&) = default;
+};
+
+struct plan_site {
+    std::uint32_t id = 0;   ///< the advisor's site id in the source trace (for cross-reference)
+    std::string label;      ///< symbolised, for humans
+    std::vector<plan_frame> frames;  ///< innermost first; frames[0] called malloc/new
+    plan_strategy strategy = plan_strategy::heap;
+    std::string reason;     ///< why this strategy (and any fallback, e.g. "no frame markers")
+    std::uint64_t block_size = 0;    ///< pool: bytes per block (requests up to it)
+    std::uint64_t block_align = 0;   ///< pool
+    std::uint64_t chunk_bytes = 0;   ///< region/thread_stack: bytes per chunk
+    std::uint64_t max_request = 0;   ///< larger requests at this site go to the general heap
+    // What the trace showed, to compare with what the run sees.
+    std::uint64_t allocations = 0, bytes = 0;
+    double expected_saved_ns = 0;
+};
+
+struct plan {
+    static constexpr std::string_view format_name = "rtmem-plan";
+    static constexpr int format_version = 1;
+    std::string program;           ///< the traced program's path
+    std::string trace;             ///< the trace the plan was made from
+    bool frame_markers = false;    ///< the program called rtmem_trace_frame()
+    std::uint32_t depth = 0;       ///< the most frames any site needs to be told apart
+    std::vector<plan_site> sites;  ///< ranked by expected saving, largest first
+};
+
+/// A plan file that cannot be used: the message says which field and why.
+struct plan_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+[[nodiscard]] std::string plan_to_json(const plan& p);
+/// Throws plan_error on malformed JSON, a wrong format name or version, or an invalid field
+/// (unknown strategy, a pool without block size, empty frames, ...).
+[[nodiscard]] plan plan_from_json(std::string_view text);
+[[nodiscard]] plan read_plan_file(const std::string& path);
+
+}  // namespace rtmem::analyze
