@@ -103,7 +103,10 @@ class compiler : public decode_handler {
         o.size = e.size;
         o.align_log2 = align_log2(e.align);
         live_bytes_ += e.size;
-        prog_.peak_live_bytes = std::max(prog_.peak_live_bytes, live_bytes_);
+        if (live_bytes_ > prog_.peak_live_bytes) {
+            prog_.peak_live_bytes = live_bytes_;
+            prog_.peak_live_op = prog_.ops.size();  // the operation being built
+        }
         return o;
     }
     replay_op release(const event& e, const live_block& b) {
@@ -175,16 +178,17 @@ struct rep_result {
     std::uint64_t peak_footprint = 0, failures = 0;
 };
 
-/// When the footprint pass samples: at new highs of the live bytes, in steps of 1/64 of the
-/// program's peak live bytes (at least 16 KiB), and every 1/64 of the operations (at least
-/// `min_period`). So a pass reads the footprint at most ~130 times whatever the trace's length:
-/// glibc's mallinfo2 walks every free chunk, and sampled every few thousand operations it was
-/// most of a long replay's time.
+/// When the footprint pass reads the footprint: right after the operation that reaches the
+/// program's peak live bytes, at new highs of the live bytes in steps of 1/16 of that peak (at
+/// least 16 KiB), and every 1/16 of the operations (at least `min_period`): about 35 reads
+/// whatever the trace's length. glibc's mallinfo2 walks every free chunk (~7 ms each on a
+/// cc1plus heap): read every 16,384 operations in every repetition, it was 60% of the replay.
 struct sample_plan {
-    std::uint64_t live_step = 0, period = 0;
+    std::uint64_t live_step = 0, period = 0, peak_op = 0;
     sample_plan(const replay_program& prog, std::uint64_t min_period) {
-        live_step = std::max<std::uint64_t>(prog.peak_live_bytes / 64, 16 * 1024);
-        period = std::max<std::uint64_t>(prog.ops.size() / 64, std::max<std::uint64_t>(min_period, 1));
+        live_step = std::max<std::uint64_t>(prog.peak_live_bytes / 16, 16 * 1024);
+        period = std::max<std::uint64_t>(prog.ops.size() / 16, std::max<std::uint64_t>(min_period, 1));
+        peak_op = prog.peak_live_op;
     }
 };
 
@@ -261,7 +265,8 @@ rep_result run_once(const replay_program& prog, replay_backend& b, const sample_
         } else if constexpr (Kind == pass_kind::footprint) {
             live += o.size - freed;  // unsigned: wraps back exactly on frees
             ++i;
-            if ((o.kind != replay_op::deallocate && live > next_sample) || i == next_periodic) {
+            if ((o.kind != replay_op::deallocate && live > next_sample) || i == next_periodic ||
+                i == plan.peak_op + 1) {
                 peak = std::max(peak, b.footprint());
                 if (live > next_sample) next_sample = live + plan.live_step;
                 if (i == next_periodic) next_periodic += plan.period;

@@ -32,6 +32,7 @@ struct replay_program {
     std::uint64_t events = 0;  ///< events read from the trace
     std::uint64_t unknown_frees = 0;
     std::uint64_t peak_live_bytes = 0;  ///< requested bytes, the floor for any footprint
+    std::uint64_t peak_live_op = 0;     ///< index of the operation that reached peak_live_bytes
 };
 
 [[nodiscard]] replay_program compile_replay(event_source& source, const site_map& sites);
