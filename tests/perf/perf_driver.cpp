@@ -15,6 +15,7 @@
 #include "floors.hpp"
 
 #include <rtmem/adapt/temporary.hpp>
+#include <rtmem/alloc/fixed_pool.hpp>
 #include <rtmem/alloc/frame.hpp>
 #include <rtmem/alloc/growing_stack.hpp>
 #include <rtmem/alloc/linear.hpp>
@@ -73,6 +74,14 @@ RTMEM_PERF_CASE void* rtmem_perf_pool_allocate(rtmem::pool_allocator<>* a) {
     return a->allocate(block, 16);
 }
 RTMEM_PERF_CASE void rtmem_perf_pool_deallocate(rtmem::pool_allocator<>* a, void* p) {
+    a->deallocate(p, block, 16);
+}
+// The same calls on a pool whose block size is a template constant (the size test folds away).
+using fixed_pool = rtmem::fixed_pool_allocator<block, 16>;
+RTMEM_PERF_CASE void* rtmem_perf_fixed_pool_allocate(fixed_pool* a) {
+    return a->allocate(block, 16);
+}
+RTMEM_PERF_CASE void rtmem_perf_fixed_pool_deallocate(fixed_pool* a, void* p) {
     a->deallocate(p, block, 16);
 }
 RTMEM_PERF_CASE void* rtmem_perf_pool_allocate_block(rtmem::pool_allocator<>* a) {
@@ -188,6 +197,13 @@ int main(int argc, char** argv) {
         rtmem::pool_allocator<> a{std::span<std::byte>(buffer), block, 16};
         return repeat(
             calls, [&] { return pair(&a, rtmem_perf_pool_allocate, rtmem_perf_pool_deallocate); });
+    }
+    if (which == "fixed_pool_pair") {
+        std::vector<std::byte> buffer(64 * 1024);
+        fixed_pool a{std::span<std::byte>(buffer)};
+        return repeat(calls, [&] {
+            return pair(&a, rtmem_perf_fixed_pool_allocate, rtmem_perf_fixed_pool_deallocate);
+        });
     }
     if (which == "pool_block_pair") {
         std::vector<std::byte> buffer(64 * 1024);
