@@ -40,8 +40,8 @@ class pool_allocator {
     static constexpr bool counts_calls = Counting == pool_counting::calls;
     static constexpr std::byte free_fill{0xDD};
 
-    /// Blocks carved from caller memory; never grows. The pool's cold state (its reserve) and
-    /// the chunk header take the first bytes of the buffer (and, checks on, the free bit map).
+    /// Blocks carved from caller memory; never grows. The chunk header (and, checks on, the free
+    /// bit map) takes the first bytes of the buffer, the pool's cold state (its reserve) the last.
     RTMEM_ALWAYS_INLINE pool_allocator(std::span<std::byte> buffer, std::size_t block_size,
                                        std::size_t block_align = default_alignment) noexcept
         : pool_allocator(geometry{}, block_size, block_align) {

@@ -14,7 +14,7 @@
 namespace rtmem::detail {
 
 /// Everything a pool's slow path reads and writes. It lives outside the pool object (in the
-/// first bytes of the caller's buffer, or taken from the upstream at construction) and the
+/// last bytes of the caller's buffer, or taken from the upstream at construction) and the
 /// slow path receives only a pointer to it: a pool object whose address never reaches a call
 /// lets the compiler keep the free-list head in a register across a loop of allocations and
 /// frees (with the slow path a member function, `this` escapes and the head is stored on every
@@ -32,19 +32,21 @@ struct pool_reserve {
 
     static constexpr bool with_bits = check_level >= 1;
 
-    /// In the front of `buffer`, the rest of which becomes the one chunk (nullptr: too small
-    /// for the reserve itself; a reserve without a chunk when no block fits after it).
+    /// In the last bytes of `buffer`, the rest of which becomes the one chunk (so the blocks
+    /// start where they would without a reserve); nullptr when the buffer is too small for the
+    /// reserve itself, a reserve without a chunk when no block fits beside it.
     static pool_reserve* create_in(std::span<std::byte> buffer, std::size_t stride,
                                    std::size_t block_align) noexcept {
         const auto begin = reinterpret_cast<std::uintptr_t>(buffer.data());
-        const std::uintptr_t at = align_up(begin, alignof(pool_reserve));
-        if (buffer.data() == nullptr || at + sizeof(pool_reserve) > begin + buffer.size())
+        const std::uintptr_t end = begin + buffer.size();
+        if (buffer.data() == nullptr || buffer.size() < sizeof(pool_reserve) + alignof(pool_reserve))
             return nullptr;
+        const std::uintptr_t at = align_down(end - sizeof(pool_reserve), alignof(pool_reserve));
+        if (at < begin) return nullptr;
         auto* r = new (reinterpret_cast<void*>(at)) pool_reserve{};
         r->stride = stride;
         r->block_align = block_align;
-        const std::size_t used = at + sizeof(pool_reserve) - begin;
-        if (auto* c = pool_chunk::carve(buffer.subspan(used), stride, block_align, with_bits))
+        if (auto* c = pool_chunk::carve(buffer.first(at - begin), stride, block_align, with_bits))
             r->adopt(c);
         return r;
     }
