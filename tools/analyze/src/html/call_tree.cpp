@@ -1,0 +1,122 @@
+// Call trees for the HTML report (call_tree.hpp).
+#include "html/call_tree.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace rtmem::analyze {
+
+std::uint32_t frame_names::id(const std::string& name) {
+    auto [it, fresh] = ids_.try_emplace(name, static_cast<std::uint32_t>(names_.size()));
+    if (fresh) names_.push_back(name);
+    return it->second;
+}
+
+nlohmann::json frame_names::to_json() const { return names_; }
+
+call_tree::call_tree(frame_names& names, const std::string& root) : names_(names) {
+    nodes_.push_back({names.id(root), -1, {}});
+}
+
+std::uint32_t call_tree::child(std::uint32_t parent, std::uint32_t frame) {
+    const std::uint64_t key = std::uint64_t{parent} << 32 | frame;
+    auto [it, fresh] = children_.try_emplace(key, static_cast<std::uint32_t>(nodes_.size()));
+    if (fresh) nodes_.push_back({frame, parent, {}});
+    return it->second;
+}
+
+std::uint32_t call_tree::add(std::span<const std::uint32_t> path, const tree_metrics& m) {
+    std::uint32_t n = 0;
+    nodes_[0].m.add(m);
+    for (std::uint32_t f : path) {
+        n = child(n, f);
+        nodes_[n].m.add(m);
+    }
+    return n;
+}
+
+std::vector<std::uint32_t> call_tree::prune(std::size_t max_nodes, std::uint32_t other) {
+    std::vector<std::uint32_t> map(nodes_.size());
+    std::iota(map.begin(), map.end(), 0u);
+    if (nodes_.size() <= max_nodes) return map;
+    const tree_metrics& total = nodes_[0].m;
+    auto share = [](std::uint64_t v, std::uint64_t t) {
+        return t == 0 ? 0.0 : static_cast<double>(v) / static_cast<double>(t);
+    };
+    std::vector<double> score(nodes_.size());
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        const tree_metrics& m = nodes_[i].m;
+        score[i] = std::max({share(m.bytes, total.bytes), share(m.calls, total.calls),
+                             share(m.peak, total.peak), share(m.leaked, total.leaked)});
+    }
+    std::vector<std::uint32_t> by_score(nodes_.size());
+    std::iota(by_score.begin(), by_score.end(), 0u);
+    // Room for the `other` nodes: at most one per kept node, usually far fewer.
+    const std::size_t keep = std::max<std::size_t>(1, max_nodes * 3 / 4);
+    std::nth_element(by_score.begin(), by_score.begin() + static_cast<std::ptrdiff_t>(keep),
+                     by_score.end(), [&](std::uint32_t a, std::uint32_t b) {
+                         return score[a] > score[b] || (score[a] == score[b] && a < b);
+                     });
+    std::vector<char> kept(nodes_.size(), 0);
+    for (std::size_t i = 0; i < keep; ++i) {
+        // Ties can leave an ancestor out: keep the whole path up.
+        for (std::int64_t n = by_score[i]; n >= 0 && kept[static_cast<std::size_t>(n)] == 0;
+             n = nodes_[static_cast<std::size_t>(n)].parent)
+            kept[static_cast<std::size_t>(n)] = 1;
+    }
+    std::vector<node> out;
+    std::unordered_map<std::uint32_t, std::uint32_t> other_of;  // new parent -> its `other`
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {  // parents come before their children
+        const node& n = nodes_[i];
+        if (kept[i] != 0) {
+            map[i] = static_cast<std::uint32_t>(out.size());
+            out.push_back({n.frame, n.parent < 0 ? -1 : map[static_cast<std::size_t>(n.parent)], n.m});
+            continue;
+        }
+        const auto parent = static_cast<std::size_t>(n.parent);
+        if (kept[parent] != 0) {
+            auto [it, fresh] = other_of.try_emplace(map[parent], static_cast<std::uint32_t>(out.size()));
+            if (fresh) out.push_back({other, map[parent], {}});
+            out[it->second].m.add(n.m);
+            map[i] = it->second;
+        } else {
+            map[i] = map[parent];
+        }
+    }
+    nodes_ = std::move(out);
+    children_.clear();  // the tree is final: no more add()
+    return map;
+}
+
+nlohmann::json call_tree::to_json(std::vector<std::uint32_t>* position) const {
+    std::vector<std::vector<std::uint32_t>> kids(nodes_.size());
+    for (std::size_t i = 1; i < nodes_.size(); ++i)
+        kids[static_cast<std::size_t>(nodes_[i].parent)].push_back(static_cast<std::uint32_t>(i));
+    for (auto& k : kids) {
+        std::sort(k.begin(), k.end(), [&](std::uint32_t a, std::uint32_t b) {
+            return names_.name(nodes_[a].frame) < names_.name(nodes_[b].frame);
+        });
+    }
+    std::vector<std::uint32_t> pos(nodes_.size());
+    nlohmann::json f = nlohmann::json::array(), p = nlohmann::json::array(),
+                   b = nlohmann::json::array(), n = nlohmann::json::array(),
+                   k = nlohmann::json::array(), l = nlohmann::json::array();
+    std::vector<std::uint32_t> stack{0};
+    while (!stack.empty()) {
+        const std::uint32_t i = stack.back();
+        stack.pop_back();
+        pos[i] = static_cast<std::uint32_t>(f.size());
+        const node& x = nodes_[i];
+        f.push_back(x.frame);
+        p.push_back(x.parent < 0 ? -1 : static_cast<std::int64_t>(pos[static_cast<std::size_t>(x.parent)]));
+        b.push_back(x.m.bytes);
+        n.push_back(x.m.calls);
+        k.push_back(x.m.peak);
+        l.push_back(x.m.leaked);
+        for (auto c = kids[i].rbegin(); c != kids[i].rend(); ++c) stack.push_back(*c);
+    }
+    if (position != nullptr) *position = std::move(pos);
+    return {{"f", f}, {"p", p}, {"b", b}, {"n", n}, {"k", k}, {"l", l}};
+}
+
+}  // namespace rtmem::analyze
