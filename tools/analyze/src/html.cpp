@@ -10,6 +10,9 @@
 // rest are one summed row), and the per-site charts exist for the max_detail_sites sites with
 // the most bytes plus the top --top by every other column and every advised site.
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
 #include <set>
 #include <sstream>
 
@@ -60,6 +63,42 @@ std::uint32_t recorded_depth(const event_source& source) {
     const auto* reader = dynamic_cast<const trace_reader*>(&source);
     return reader != nullptr ? reader->stack_depth() : 0;
 }
+
+// A stack as frame ids, outermost first, inlined frames expanded (as site_names::path, whose
+// strings would be built again for every stack: here each return address is named once).
+class stack_frames {
+  public:
+    stack_frames(const event_source& source, symbolizer* sym, frame_names& names)
+        : source_(source), sym_(sym), names_(names) {}
+    void path(std::uint32_t stack, std::vector<std::uint32_t>& out) {
+        const auto ips = source_.stack(stack);
+        for (std::size_t i = ips.size(); i-- > 0;) {
+            const auto& ids = of(ips[i]);
+            out.insert(out.end(), ids.begin(), ids.end());
+        }
+        if (ips.empty()) out.push_back(names_.id("(no stack)"));
+    }
+
+  private:
+    const std::vector<std::uint32_t>& of(std::uint64_t ip) {
+        auto [it, fresh] = cache_.try_emplace(ip);
+        if (!fresh) return it->second;
+        if (sym_ != nullptr) {
+            const auto& fr = sym_->frames(ip);
+            for (std::size_t k = fr.size(); k-- > 0;) it->second.push_back(names_.id(fr[k].function));
+            if (fr.empty()) it->second.push_back(names_.id(sym_->symbolize(ip)));
+        } else {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "0x%" PRIx64, ip);
+            it->second.push_back(names_.id(buf));
+        }
+        return it->second;
+    }
+    const event_source& source_;
+    symbolizer* sym_;
+    frame_names& names_;
+    std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> cache_;
+};
 
 // The sites the table lists: the most bytes first, then whatever leads another column.
 std::vector<site_stats> table_sites(const report_data& r, std::size_t top) {
@@ -122,25 +161,52 @@ std::string to_html(const trace_info& info, const report_data& r, site_names& na
     const std::uint32_t depth = recorded_depth(source);
     const std::uint32_t cut = frames.id("[outer frames not recorded: stack deeper than --depth " +
                                         std::to_string(depth) + "]");
-    std::vector<std::uint32_t> leaf(r.sites.size());
+    // Every path, flat; added in sorted order so shared prefixes cost no lookups.
+    const std::size_t n_sites = r.sites.size();
+    std::vector<std::uint32_t> down_paths, up_paths;
+    std::vector<std::size_t> down_at(n_sites + 1), up_at(n_sites + 1);
     std::uint64_t cut_stacks = 0, cut_bytes = 0;
-    std::vector<std::uint32_t> path;
-    for (std::size_t i = 0; i < r.sites.size(); ++i) {
+    stack_frames stack_path(source, names.symbols(), frames);
+    for (std::size_t i = 0; i < n_sites; ++i) {
         const site_stats& s = r.sites[i];
-        path.clear();
-        if (depth != 0 && source.stack(s.stack).size() >= depth) {
-            path.push_back(cut);
+        down_at[i] = down_paths.size();
+        up_at[i] = up_paths.size();
+        const bool truncated = depth != 0 && source.stack(s.stack).size() >= depth;
+        if (truncated) {
+            down_paths.push_back(cut);
             ++cut_stacks;
             cut_bytes += s.bytes;
         }
-        for (const auto& f : names.path(s.stack)) path.push_back(frames.id(f));
-        const tree_metrics m{s.bytes, s.calls, s.peak_bytes, s.live_bytes};
-        leaf[i] = down.add(path, m);
-        std::vector<std::uint32_t> inner;
-        inner.assign(path.rbegin(), path.rend());
-        if (!inner.empty() && inner.back() == cut) inner.pop_back();
-        up.add(inner, m);
+        stack_path.path(s.stack, down_paths);
+        up_paths.insert(up_paths.end(), down_paths.rbegin(),
+                        down_paths.rend() - static_cast<std::ptrdiff_t>(down_at[i] + (truncated ? 1 : 0)));
     }
+    down_at[n_sites] = down_paths.size();
+    up_at[n_sites] = up_paths.size();
+    auto span_of = [](const std::vector<std::uint32_t>& flat, const std::vector<std::size_t>& at,
+                      std::size_t i) {
+        return std::span<const std::uint32_t>(flat.data() + at[i], at[i + 1] - at[i]);
+    };
+    auto add_sorted = [&](call_tree& tree, const std::vector<std::uint32_t>& flat,
+                          const std::vector<std::size_t>& at, std::vector<std::uint32_t>* leaf) {
+        std::vector<std::uint32_t> order(n_sites);
+        for (std::size_t i = 0; i < n_sites; ++i) order[i] = static_cast<std::uint32_t>(i);
+        // Byte order, not numeric: all it needs is that paths sharing a prefix end up together.
+        std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+            const auto x = span_of(flat, at, a), y = span_of(flat, at, b);
+            const int c = std::memcmp(x.data(), y.data(), std::min(x.size(), y.size()) * sizeof(std::uint32_t));
+            return c != 0 ? c < 0 : x.size() < y.size();
+        });
+        for (std::uint32_t i : order) {
+            const site_stats& s = r.sites[i];
+            const std::uint32_t node =
+                tree.add(span_of(flat, at, i), {s.bytes, s.calls, s.peak_bytes, s.live_bytes});
+            if (leaf != nullptr) (*leaf)[i] = node;
+        }
+    };
+    std::vector<std::uint32_t> leaf(n_sites);
+    add_sorted(down, down_paths, down_at, &leaf);
+    add_sorted(up, up_paths, up_at, nullptr);
     const std::size_t down_nodes = down.size(), up_nodes = up.size();
     const std::uint32_t other = frames.id("[other callees, each too small to list]");
     const std::vector<std::uint32_t> down_map = down.prune(max_tree_nodes, other);
@@ -193,9 +259,9 @@ std::string to_html(const trace_info& info, const report_data& r, site_names& na
     data["detail"] = site_details(source, r, detailed);
     nlohmann::json stacks = nlohmann::json::object();
     for (std::uint32_t s : detailed) {
-        nlohmann::json ids = nlohmann::json::array();
-        for (const auto& f : names.path(s)) ids.push_back(frames.id(f));
-        stacks[std::to_string(s)] = ids;
+        std::vector<std::uint32_t> path;
+        stack_path.path(s, path);
+        stacks[std::to_string(s)] = path;
     }
     data["detail"]["paths"] = stacks;
     data["advised"] = advised;

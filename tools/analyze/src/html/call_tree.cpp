@@ -14,22 +14,60 @@ std::uint32_t frame_names::id(const std::string& name) {
 
 nlohmann::json frame_names::to_json() const { return names_; }
 
-call_tree::call_tree(frame_names& names, const std::string& root) : names_(names) {
+namespace {
+std::size_t mix(std::uint64_t k) noexcept {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    return static_cast<std::size_t>(k);
+}
+}  // namespace
+
+call_tree::call_tree(frame_names& names, const std::string& root)
+    : names_(names), keys_(1024, 0), values_(1024, 0) {
     nodes_.push_back({names.id(root), -1, {}});
 }
 
+void call_tree::grow() {
+    std::vector<std::uint64_t> keys(keys_.size() * 2, 0);
+    std::vector<std::uint32_t> values(keys.size(), 0);
+    const std::size_t mask = keys.size() - 1;
+    for (std::size_t i = 0; i < keys_.size(); ++i) {
+        if (keys_[i] == 0) continue;
+        std::size_t j = mix(keys_[i]) & mask;
+        while (keys[j] != 0) j = (j + 1) & mask;
+        keys[j] = keys_[i];
+        values[j] = values_[i];
+    }
+    keys_.swap(keys);
+    values_.swap(values);
+}
+
 std::uint32_t call_tree::child(std::uint32_t parent, std::uint32_t frame) {
-    const std::uint64_t key = std::uint64_t{parent} << 32 | frame;
-    auto [it, fresh] = children_.try_emplace(key, static_cast<std::uint32_t>(nodes_.size()));
-    if (fresh) nodes_.push_back({frame, parent, {}});
-    return it->second;
+    const std::uint64_t key = (std::uint64_t{parent} << 32 | frame) + 1;
+    const std::size_t mask = keys_.size() - 1;
+    std::size_t j = mix(key) & mask;
+    for (; keys_[j] != 0; j = (j + 1) & mask) {
+        if (keys_[j] == key) return values_[j];
+    }
+    const auto n = static_cast<std::uint32_t>(nodes_.size());
+    nodes_.push_back({frame, parent, {}});
+    keys_[j] = key;
+    values_[j] = n;
+    if (++used_ * 2 > keys_.size()) grow();
+    return n;
 }
 
 std::uint32_t call_tree::add(std::span<const std::uint32_t> path, const tree_metrics& m) {
+    std::size_t same = 0;
+    while (same < path.size() && same < last_path_.size() && path[same] == last_path_[same]) ++same;
+    last_path_.assign(path.begin(), path.end());
+    last_nodes_.resize(path.size());
     std::uint32_t n = 0;
     nodes_[0].m.add(m);
-    for (std::uint32_t f : path) {
-        n = child(n, f);
+    for (std::size_t i = 0; i < path.size(); ++i) {
+        n = i < same ? last_nodes_[i] : child(n, path[i]);
+        last_nodes_[i] = n;
         nodes_[n].m.add(m);
     }
     return n;
@@ -70,7 +108,9 @@ std::vector<std::uint32_t> call_tree::prune(std::size_t max_nodes, std::uint32_t
         const node& n = nodes_[i];
         if (kept[i] != 0) {
             map[i] = static_cast<std::uint32_t>(out.size());
-            out.push_back({n.frame, n.parent < 0 ? -1 : map[static_cast<std::size_t>(n.parent)], n.m});
+            const std::int64_t parent =
+                n.parent < 0 ? -1 : std::int64_t{map[static_cast<std::size_t>(n.parent)]};
+            out.push_back({n.frame, parent, n.m});
             continue;
         }
         const auto parent = static_cast<std::size_t>(n.parent);
@@ -84,7 +124,9 @@ std::vector<std::uint32_t> call_tree::prune(std::size_t max_nodes, std::uint32_t
         }
     }
     nodes_ = std::move(out);
-    children_.clear();  // the tree is final: no more add()
+    keys_.assign(1, 0);  // the tree is final: no more add()
+    values_.assign(1, 0);
+    last_path_.clear();
     return map;
 }
 

@@ -39,7 +39,8 @@ class call_tree {
   public:
     /// Node 0 is the root, named `root`.
     call_tree(frame_names& names, const std::string& root);
-    /// Adds a path (frame ids, root side first) and returns its deepest node.
+    /// Adds a path (frame ids, root side first) and returns its deepest node. The part it
+    /// shares with the previous path costs no lookup: add paths in sorted order.
     std::uint32_t add(std::span<const std::uint32_t> path, const tree_metrics& m);
 
     /// Keeps the `max_nodes` nodes with the largest share of any metric (a node's share is
@@ -61,9 +62,16 @@ class call_tree {
         tree_metrics m;
     };
     std::uint32_t child(std::uint32_t parent, std::uint32_t frame);
+    void grow();
     frame_names& names_;
     std::vector<node> nodes_;
-    std::unordered_map<std::uint64_t, std::uint32_t> children_;  // parent << 32 | frame
+    // (parent << 32 | frame) + 1 -> child node, open addressing: a tree of 10^6 nodes is
+    // looked up ~10^7 times, and std::unordered_map's node per entry made that the page's
+    // whole build time.
+    std::vector<std::uint64_t> keys_;
+    std::vector<std::uint32_t> values_;
+    std::size_t used_ = 0;
+    std::vector<std::uint32_t> last_path_, last_nodes_;  // the previous add()
 };
 
 }  // namespace rtmem::analyze

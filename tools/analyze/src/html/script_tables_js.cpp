@@ -40,8 +40,9 @@ function linkAdvice(){const rows=document.querySelectorAll('table.advice tbody t
  rows.forEach((tr,i)=>{const td=tr.lastElementChild,a=document.createElement('a');a.href='#';a.className='sitelink';a.dataset.stack=DATA.advised[i];
   a.textContent=td.textContent;td.textContent='';td.appendChild(a);a.onclick=e=>{e.preventDefault();openSite(DATA.advised[i]);};});
  document.querySelector('table.advice').dataset.linked='1';}
-function draw(){drawOverview();setupSites();setupFlame();setupBottomUp();linkAdvice();
- document.body.dataset.rendered=String(document.querySelectorAll('[data-drawn="1"]').length);}
+function draw(){const t0=performance.now();drawOverview();setupSites();setupFlame();setupBottomUp();linkAdvice();
+ document.body.dataset.rendered=String(document.querySelectorAll('[data-drawn="1"]').length);
+ document.body.dataset.drawMs=Math.round(performance.now()-t0);}
 window.addEventListener('load',draw);
 )JS";
 
