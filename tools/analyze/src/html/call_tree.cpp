@@ -89,19 +89,43 @@ std::vector<std::uint32_t> call_tree::prune(std::size_t max_nodes, std::uint32_t
     }
     std::vector<std::uint32_t> by_score(nodes_.size());
     std::iota(by_score.begin(), by_score.end(), 0u);
-    // Room for the `other` nodes: at most one per kept node, usually far fewer.
-    const std::size_t keep = std::max<std::size_t>(1, max_nodes * 3 / 4);
-    std::nth_element(by_score.begin(), by_score.begin() + static_cast<std::ptrdiff_t>(keep),
-                     by_score.end(), [&](std::uint32_t a, std::uint32_t b) {
-                         return score[a] > score[b] || (score[a] == score[b] && a < b);
-                     });
+    std::partial_sort(by_score.begin(), by_score.begin() + static_cast<std::ptrdiff_t>(max_nodes),
+                      by_score.end(), [&](std::uint32_t a, std::uint32_t b) {
+                          return score[a] > score[b] || (score[a] == score[b] && a < b);
+                      });
+    // The `keep` best nodes with their ancestors (ties can leave one out), and how many nodes
+    // that makes once every kept node with a pruned child has its `other` node.
     std::vector<char> kept(nodes_.size(), 0);
-    for (std::size_t i = 0; i < keep; ++i) {
-        // Ties can leave an ancestor out: keep the whole path up.
-        for (std::int64_t n = by_score[i]; n >= 0 && kept[static_cast<std::size_t>(n)] == 0;
-             n = nodes_[static_cast<std::size_t>(n)].parent)
-            kept[static_cast<std::size_t>(n)] = 1;
+    auto choose = [&](std::size_t keep) {
+        std::fill(kept.begin(), kept.end(), 0);
+        std::size_t count = 0;
+        for (std::size_t i = 0; i < keep; ++i) {
+            for (std::int64_t n = by_score[i]; n >= 0 && kept[static_cast<std::size_t>(n)] == 0;
+                 n = nodes_[static_cast<std::size_t>(n)].parent) {
+                kept[static_cast<std::size_t>(n)] = 1;
+                ++count;
+            }
+        }
+        std::vector<char> has_other(nodes_.size(), 0);
+        for (std::size_t i = 1; i < nodes_.size(); ++i) {
+            const auto p = static_cast<std::size_t>(nodes_[i].parent);
+            if (kept[i] == 0 && kept[p] != 0 && has_other[p] == 0) {
+                has_other[p] = 1;
+                ++count;
+            }
+        }
+        return count;
+    };
+    std::size_t lo = 1, hi = max_nodes;  // the most nodes that fit, by bisection
+    while (lo < hi) {
+        const std::size_t mid = (lo + hi + 1) / 2;
+        if (choose(mid) <= max_nodes) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
     }
+    while (choose(lo) > max_nodes && lo > 1) --lo;
     std::vector<node> out;
     std::unordered_map<std::uint32_t, std::uint32_t> other_of;  // new parent -> its `other`
     for (std::size_t i = 0; i < nodes_.size(); ++i) {  // parents come before their children

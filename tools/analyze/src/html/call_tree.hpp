@@ -43,9 +43,9 @@ class call_tree {
     /// shares with the previous path costs no lookup: add paths in sorted order.
     std::uint32_t add(std::span<const std::uint32_t> path, const tree_metrics& m);
 
-    /// Keeps the `max_nodes` nodes with the largest share of any metric (a node's share is
-    /// never above its parent's, so the kept set is a tree); under each kept node the pruned
-    /// children become one node named `other`. Returns the old → new index map (a pruned node
+    /// Keeps at most `max_nodes` nodes: those with the largest share of any metric (a node's
+    /// share is never above its parent's, so the kept set is a tree) and, under each kept node
+    /// that lost children, one node named `other` that sums them. Returns the old → new index map (a pruned node
     /// maps to the `other` node that stands for it).
     std::vector<std::uint32_t> prune(std::size_t max_nodes, std::uint32_t other);
 
