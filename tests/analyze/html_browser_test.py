@@ -108,6 +108,7 @@ def main():
         check(kib, "size histogram labels reach KiB")
 
         # Search: a function drawn at depth >= 1 lights up, and only matching frames do.
+        # (a name with '+' or '.' is searched as text too: try the first drawn one)
         name = js("""const f=[...document.querySelectorAll('#flame .fg')].filter(e=>e.style.top!=='0px'&&e.offsetWidth>40&&!e.title.startsWith('['));
             return f.length?f[0].title.split(' \\u2014 ')[0]:null""")
         check(name is not None, "flame graph has named frames below the root (%s)" % name)

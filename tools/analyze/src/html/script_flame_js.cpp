@@ -30,7 +30,11 @@ function drawFlame(){const T=DATA.down,I=FG.I||(FG.I=treeIndex(T)),el=$('flame')
  const L=DATA.limits;$('flamenote').textContent=(L.down_nodes>T.f.length?'Merged from '+L.down_nodes.toLocaleString()+' call-tree nodes to the '+T.f.length.toLocaleString()+' heaviest (the rest are "other callees"). ':'')+
   (L.cut_stacks?L.cut_stacks.toLocaleString()+' stacks ('+fmtBytes(L.cut_bytes)+') were deeper than the recorded depth ('+L.depth+'): their outer frames are unknown, so they hang under one grey node; record with --depth 64 to root them. ':'')+
   'Frames narrower than a pixel are not drawn: click a frame to zoom in.';}
-function flameSearch(q){FG.re=null;let info='';if(q){try{FG.re=new RegExp(q,'i');}catch(e){FG.re=new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g,'\\$&'),'i');}
+// A frame matches the search as a regular expression or as plain text (names such as
+// "python3.11+0x5e90" are not the regular expression they look like).
+function searcher(q){const text=q.toLowerCase();let re=null;try{re=new RegExp(q,'i');}catch(e){}
+ return {test:n=>(re!==null&&re.test(n))||n.toLowerCase().includes(text)};}
+function flameSearch(q){FG.re=null;let info='';if(q){FG.re=searcher(q);
   const T=DATA.down,I=FG.I||(FG.I=treeIndex(T)),V=T[FG.metric];let sum=0,hits=0;
   for(let i=1;i<I.N;){if(FG.re.test(DATA.frames[T.f[i]])){hits++;sum+=V[i];i=I.end[i];}else i++;}
   info=hits?hits.toLocaleString()+' matching frames, '+fmtPct(sum,V[0])+' of '+METRIC_NAME[FG.metric]:'no match';}
