@@ -155,7 +155,11 @@ def main():
         b.find_element(By.CSS_SELECTOR, "#sites tr.site").click()
         sv = js("""const v=document.getElementById('siteview');return [v.hidden, [...v.querySelectorAll('.chart')].map(c=>c.dataset.drawn==='1'&&(c.querySelectorAll('text.tick').length>=2||c.querySelector('.empty')!==null))]""")
         check(sv[0] is False and len(sv[1]) == 3 and all(sv[1]), "per-site view opens from the table with 3 charts (or a note that no block was freed) %s" % sv)
-        b.find_element(By.ID, "svclose").click()
+        b.find_element(By.ID, "svflame").click()
+        back = js("return [document.getElementById('siteview').hidden, document.getElementById('flame').dataset.root,"
+                  " [...document.querySelectorAll('#frameinfo a[data-stack]')].map(a=>a.dataset.stack)]")
+        check(back[0] and back[1] != "all allocations" and str(second[1]) in back[2],
+              "the site's 'show in the flame graph' zooms to its caller, which lists it %s" % back[:2])
 
         # Advice rows link to their sites.
         linked = js("const t=document.querySelector('table.advice');return t?[t.dataset.linked, t.querySelectorAll('a.sitelink').length,"

@@ -64,12 +64,14 @@ function openSite(stack){const S=DATA.sites,row=S.stack.indexOf(stack),v=$('site
  const d=DATA.detail.sites[stack];
  let s='<div class="sv"><button id="svclose">close</button><h2>Site: '+esc(S.site[row])+'</h2><p>'+
   S.calls[row].toLocaleString()+' calls, '+fmtBytes(S.bytes[row])+' allocated, '+fmtBytes(S.peak[row])+' live at the peak, '+
-  fmtBytes(S.leaked[row])+' leaked, '+fmtNs(S.time[row])+' in the allocator</p>';
+  fmtBytes(S.leaked[row])+' leaked, '+fmtNs(S.time[row])+' in the allocator'+
+  (S.node[row]>0?' — <a href="#" id="svflame">show in the flame graph</a>':'')+'</p>';
  s+='<details open><summary>call stack (allocating function first)</summary><ol class="stack">'+stackOf(stack).reverse().map(x=>'<li>'+esc(x)+'</li>').join('')+'</ol></details>';
  if(d)s+='<div class="grid"><div><h3>Memory of this site over time</h3><div class="chart" id="sv_mem"></div></div>'+
   '<div><h3>Sizes</h3><div class="chart" id="sv_sizes"></div></div><div><h3>Lifetimes (blocks freed)</h3><div class="chart" id="sv_life"></div></div></div>';
  else s+='<p class="note">No per-site charts: they are kept for the '+DATA.limits.detail_sites+' sites with the most bytes, the top sites of every other column and the advised sites.</p>';
  v.innerHTML=s+'</div>';v.hidden=false;v.dataset.stack=stack;$('svclose').onclick=()=>{v.hidden=true;};
+ if($('svflame'))$('svflame').onclick=e=>{e.preventDefault();v.hidden=true;const T=DATA.down;FG.z=Math.max(0,T.p[S.node[row]]);drawFlame();frameInfo(FG.z);$('flame').scrollIntoView();};
  if(d){const D=DATA.detail;lineChart($('sv_mem'),d.m.map((_,i)=>D.t0+i*D.step),d.m,{fy:fmtBytes,ticks:tickBytes,ytitle:'live bytes',h:200});
   histChart($('sv_sizes'),d.s,{fx:fmtPow2Bytes,ytitle:'allocations',xtitle:'size (bar: from this size to twice it)',what:'allocations',h:200});
   histChart($('sv_life'),d.l,{fx:fmtNs,ytitle:'blocks',xtitle:'lifetime (bar: from this to twice it)',what:'blocks',h:200,empty:'(no block of this site was freed)'});}
