@@ -37,20 +37,6 @@ std::string script_json(const nlohmann::json& j) {
     return out;
 }
 
-nlohmann::json histogram_pairs(const log2_histogram& h) {
-    std::size_t first = h.buckets.size(), last = 0;
-    for (std::size_t i = 0; i < h.buckets.size(); ++i) {
-        if (h.buckets[i] == 0) continue;
-        first = std::min(first, i);
-        last = i;
-    }
-    nlohmann::json a = nlohmann::json::array();
-    if (first == h.buckets.size()) return a;
-    a.push_back(first);
-    for (std::size_t i = first; i <= last; ++i) a.push_back(h.buckets[i]);
-    return a;
-}
-
 std::uint32_t recorded_depth(const event_source& source) {
     const auto* reader = dynamic_cast<const trace_reader*>(&source);
     return reader != nullptr ? reader->stack_depth() : 0;
@@ -79,8 +65,8 @@ std::string to_html(const trace_info& info, const report_data& r, site_names& na
     }
     data["timeline"] = {{"t0", r.timeline_origin_ns}, {"step", r.timeline_step_ns},
                         {"live", live}, {"allocs", allocs}};
-    data["sizes"] = histogram_pairs(r.sizes);
-    data["lifetimes"] = histogram_pairs(r.lifetimes_ns);
+    data["sizes"] = compact_histogram(r.sizes);
+    data["lifetimes"] = compact_histogram(r.lifetimes_ns);
 
     frame_names frames;
     stack_frames frames_of(source, names.symbols(), frames);

@@ -54,7 +54,7 @@ class detail_pass : public decode_handler {
                 if (s.touched[p] != 0) level = s.last[p];
             }
             sites[std::to_string(stacks_[i])] = {
-                {"s", buckets(s.sizes)}, {"l", buckets(s.lifetimes)}, {"m", m}};
+                {"s", compact_histogram(s.sizes)}, {"l", compact_histogram(s.lifetimes)}, {"m", m}};
         }
         return {{"t0", t0_}, {"step", step_}, {"sites", sites}};
     }
@@ -88,19 +88,6 @@ class detail_pass : public decode_handler {
         s->live -= std::min(s->live, b.size);
         note(*s, e.time_ns, before);
     }
-    static nlohmann::json buckets(const log2_histogram& h) {
-        std::size_t first = h.buckets.size(), last = 0;
-        for (std::size_t i = 0; i < h.buckets.size(); ++i) {
-            if (h.buckets[i] == 0) continue;
-            first = std::min(first, i);
-            last = i;
-        }
-        nlohmann::json a = nlohmann::json::array();
-        if (first == h.buckets.size()) return a;
-        a.push_back(first);
-        for (std::size_t i = first; i <= last; ++i) a.push_back(h.buckets[i]);
-        return a;
-    }
 
     std::uint64_t t0_, step_ = 1;
     std::size_t points_;
@@ -110,6 +97,20 @@ class detail_pass : public decode_handler {
 };
 
 }  // namespace
+
+nlohmann::json compact_histogram(const log2_histogram& h) {
+    std::size_t first = h.buckets.size(), last = 0;
+    for (std::size_t i = 0; i < h.buckets.size(); ++i) {
+        if (h.buckets[i] == 0) continue;
+        first = std::min(first, i);
+        last = i;
+    }
+    nlohmann::json a = nlohmann::json::array();
+    if (first == h.buckets.size()) return a;
+    a.push_back(first);
+    for (std::size_t i = first; i <= last; ++i) a.push_back(h.buckets[i]);
+    return a;
+}
 
 nlohmann::json site_details(event_source& source, const report_data& r,
                             std::span<const std::uint32_t> stacks, std::size_t points) {

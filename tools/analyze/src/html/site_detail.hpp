@@ -12,6 +12,10 @@
 
 namespace rtmem::analyze {
 
+/// A log2 histogram as the page reads it: [first non-empty bucket, its count, the next
+/// bucket's, ... the last non-empty one's] ([] when empty).
+[[nodiscard]] nlohmann::json compact_histogram(const log2_histogram& h);
+
 /// {"t0": first time (ns), "step": ns per point, "sites": {"<stack>": {"s": sizes, "l":
 /// lifetimes in ns — each [first log2 bucket, counts...] — "m": highest live bytes of the
 /// site in each of `points` intervals}}}. Rewinds `source` and reads it to its end (a
