@@ -96,7 +96,11 @@ const recorded& recording() {
         recorded r;
         r.dir = fs::temp_directory_path() / ("rtmem-plan-run-" + std::to_string(getpid()));
         fs::create_directories(r.dir);
-        std::atexit([] { std::error_code ec; fs::remove_all(recording().dir, ec); });
+        static const fs::path dir = r.dir;  // removed at exit, after every test used it
+        std::atexit([] {
+            std::error_code ec;
+            fs::remove_all(dir, ec);
+        });
         r.native_out = rtmem::test::run_shell(program).out;
         const std::string trace = (r.dir / "sites.rtt").string();
         const auto rc = rtmem::test::run_shell(std::string(RTMEM_CLI) + " record -o " + trace +
