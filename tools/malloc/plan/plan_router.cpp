@@ -41,6 +41,7 @@ namespace contract = malloc_contract;
 // 4 GiB of address space for planned blocks (committed as touched).
 constexpr std::size_t range_bytes = std::size_t{4} << 30;
 constexpr std::uint32_t max_frames = 32;
+constexpr int own_frames = 6;  // at most this many of the library's frames above frame 0
 
 struct site_info {
     std::uint32_t id;
@@ -227,9 +228,14 @@ bool build(const plan_text& text) noexcept {
         std::size_t j = slot_of(ra, cap - 1);
         while (slots[j].ra != 0 && slots[j].ra != ra) j = (j + 1) & (cap - 1);
         if (slots[j].ra == ra) continue;  // grouped when its first site was met
-        slots[j] = {ra, next, 0};
+        std::uint32_t count = 0;
         for (std::uint32_t k = i; k < g_site_count; ++k)
-            if (g_info[k].resolved && g_info[k].frames[0] == ra) g_candidates[next + slots[j].count++] = k;
+            if (g_info[k].resolved && g_info[k].frames[0] == ra) g_candidates[next + count++] = k;
+        if (count == 1 && g_info[i].nframes == 1) {  // the common case: frame 0 is the site
+            slots[j] = {ra, i, 0};
+            continue;
+        }
+        slots[j] = {ra, next, count};
         // Deepest first: insertion sort on a handful.
         for (std::uint32_t a = 1; a < slots[j].count; ++a)
             for (std::uint32_t b = a; b > 0 && g_info[g_candidates[next + b]].nframes >
@@ -238,7 +244,7 @@ bool build(const plan_text& text) noexcept {
                 std::swap(g_candidates[next + b], g_candidates[next + b - 1]);
         next += slots[j].count;
     }
-    g_table_storage = {cap - 1, slots};
+    g_table_storage = {cap - 1, slots, g_sites};
     return true;
 }
 
@@ -253,6 +259,9 @@ __attribute__((constructor)) void load_plan() {
     if (error != nullptr) return fail(error);
     if (!build(text)) return fail("cannot map its tables or reserve its address range");
     pthread_atfork(lock_all, unlock_all, unlock_all);
+#if RTMEM_PLAN_UNWIND
+    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);  // as the tracer does
+#endif
     g_range_size.store(g_arena.size(), std::memory_order_relaxed);
     g_range_base.store(g_arena.base(), std::memory_order_relaxed);
     g_table.store(&g_table_storage, std::memory_order_release);
@@ -263,13 +272,16 @@ bool deeper_frames_match(const site_info& s, std::uintptr_t ra, std::uintptr_t* 
                          int& depth) noexcept {
 #if RTMEM_PLAN_UNWIND
     if (depth < 0) {  // unwind once per allocation, only for sites that need it
-        void* raw[max_frames + 8];
+        // Deepest candidate first: its frames plus the library's own (entry point, here).
+        void* raw[max_frames + own_frames];
         interpose::guard_scope guard;
-        const int n = unw_backtrace(raw, static_cast<int>(max_frames + 8));
+        const int n = unw_backtrace(raw, static_cast<int>(s.nframes + own_frames));
         int first = 0;
-        while (first < n && first < 8 && reinterpret_cast<std::uintptr_t>(raw[first]) != ra) ++first;
+        while (first < n && first < own_frames &&
+               reinterpret_cast<std::uintptr_t>(raw[first]) != ra)
+            ++first;
         depth = 0;
-        if (first < n && first < 8)
+        if (first < n && first < own_frames)
             for (int i = first; i < n && depth < static_cast<int>(max_frames); ++i)
                 stack[depth++] = reinterpret_cast<std::uintptr_t>(raw[i]);
     }
@@ -293,6 +305,7 @@ void* allocate_recognised(const recognition_table* t, std::size_t slot, std::uin
         if (e.ra == ra) break;
     }
     const recognition_slot& e = t->slots[slot];
+    if (e.count == 0) return g_sites[e.first].allocate(size, align);
     std::uintptr_t stack[max_frames];
     int depth = -1;
     for (std::uint32_t c = 0; c < e.count; ++c) {
@@ -302,14 +315,6 @@ void* allocate_recognised(const recognition_table* t, std::size_t slot, std::uin
         return g_sites[site].allocate(size, align);
     }
     return nullptr;
-}
-
-void deallocate(void* p) noexcept {
-    g_sites[site_of(p)].deallocate(p);
-}
-
-std::size_t usable_size(const void* p) noexcept {
-    return g_sites[site_of(p)].usable_size(p);
 }
 
 }  // namespace rtmem::site_plan

@@ -20,7 +20,7 @@ char* first_block(span_header* s) noexcept {
 
 }  // namespace
 
-void site_lock::lock() noexcept {
+void site_lock::lock_contended() noexcept {
     for (unsigned spins = 0;; ++spins) {
         if (!held_.load(std::memory_order_relaxed) &&
             !held_.exchange(true, std::memory_order_acquire))
