@@ -17,16 +17,13 @@
 #include <string_view>
 #include <utility>
 
+#include "caller_frames.hpp"
 #include "plan_text.hpp"
 #include "rtmem/interpose/guard.hpp"
 #include "rtmem/malloc/contract.hpp"
 #include "rtmem/malloc/plan_contract.hpp"
 #include "site_strategies.hpp"
 
-#if RTMEM_PLAN_UNWIND
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-#endif
 
 namespace rtmem::site_plan {
 
@@ -41,7 +38,6 @@ namespace contract = malloc_contract;
 // 4 GiB of address space for planned blocks (committed as touched).
 constexpr std::size_t range_bytes = std::size_t{4} << 30;
 constexpr std::uint32_t max_frames = 32;
-constexpr int own_frames = 6;  // at most this many of the library's frames above frame 0
 
 struct site_info {
     std::uint32_t id;
@@ -149,13 +145,16 @@ __attribute__((destructor)) void print_summary() {
                   "rtmem run: pid %d: plan: %u of %u sites matched (%u resolved; %u of %u modules "
                   "loaded); "
                   "served: pool %llu, region %llu, thread_stack %llu; %llu requests of planned "
-                  "sites to the general heap; %llu frees; %zu spans of %zu KiB used\n",
+                  "sites to the general heap; %llu frees; %zu spans of %zu KiB used; caller "
+                  "frames %llu from the cache, %llu unwound\n",
                   pid, matched, g_site_count, resolved, g_modules_loaded, g_modules,
                   static_cast<unsigned long long>(served[0]),
                   static_cast<unsigned long long>(served[1]),
                   static_cast<unsigned long long>(served[2]),
                   static_cast<unsigned long long>(declined), static_cast<unsigned long long>(freed),
-                  g_arena.spans_used(), span_bytes >> 10);
+                  g_arena.spans_used(), span_bytes >> 10,
+                  static_cast<unsigned long long>(caller_frame_stats().cached),
+                  static_cast<unsigned long long>(caller_frame_stats().unwound));
     say(g_stats_fd, line);
 }
 
@@ -259,40 +258,10 @@ __attribute__((constructor)) void load_plan() {
     if (error != nullptr) return fail(error);
     if (!build(text)) return fail("cannot map its tables or reserve its address range");
     pthread_atfork(lock_all, unlock_all, unlock_all);
-#if RTMEM_PLAN_UNWIND
-    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);  // as the tracer does
-#endif
+    caller_frames_init(g_stats_fd >= 0);
     g_range_size.store(g_arena.size(), std::memory_order_relaxed);
     g_range_base.store(g_arena.base(), std::memory_order_relaxed);
     g_table.store(&g_table_storage, std::memory_order_release);
-}
-
-// Does the stack above frame 0 (ra) match the site's deeper frames?
-bool deeper_frames_match(const site_info& s, std::uintptr_t ra, std::uintptr_t* stack,
-                         int& depth) noexcept {
-#if RTMEM_PLAN_UNWIND
-    if (depth < 0) {  // unwind once per allocation, only for sites that need it
-        // Deepest candidate first: its frames plus the library's own (entry point, here).
-        void* raw[max_frames + own_frames];
-        interpose::guard_scope guard;
-        const int n = unw_backtrace(raw, static_cast<int>(s.nframes + own_frames));
-        int first = 0;
-        while (first < n && first < own_frames &&
-               reinterpret_cast<std::uintptr_t>(raw[first]) != ra)
-            ++first;
-        depth = 0;
-        if (first < n && first < own_frames)
-            for (int i = first; i < n && depth < static_cast<int>(max_frames); ++i)
-                stack[depth++] = reinterpret_cast<std::uintptr_t>(raw[i]);
-    }
-    if (static_cast<std::uint32_t>(depth) < s.nframes) return false;
-    for (std::uint32_t k = 1; k < s.nframes; ++k)
-        if (stack[k] != s.frames[k]) return false;
-    return true;
-#else
-    (void)s, (void)ra, (void)stack, (void)depth;
-    return false;  // without libunwind, only single-frame sites are recognised
-#endif
 }
 
 }  // namespace
@@ -306,13 +275,20 @@ void* allocate_recognised(const recognition_table* t, std::size_t slot, std::uin
     }
     const recognition_slot& e = t->slots[slot];
     if (e.count == 0) return g_sites[e.first].allocate(size, align);
+    // Candidates deepest first: the first one's frames are all any of them needs.
     std::uintptr_t stack[max_frames];
-    int depth = -1;
+    const int want = static_cast<int>(g_info[g_candidates[e.first]].nframes);
+    const int depth = want > 1 ? caller_frames(ra, reinterpret_cast<std::uintptr_t>(
+                                                       __builtin_frame_address(0)),
+                                               stack, want)
+                               : 1;
     for (std::uint32_t c = 0; c < e.count; ++c) {
         const std::uint32_t site = g_candidates[e.first + c];
         const site_info& s = g_info[site];
-        if (s.nframes > 1 && !deeper_frames_match(s, ra, stack, depth)) continue;
-        return g_sites[site].allocate(size, align);
+        if (static_cast<std::uint32_t>(depth) < s.nframes) continue;
+        bool same = true;
+        for (std::uint32_t k = 1; same && k < s.nframes; ++k) same = stack[k] == s.frames[k];
+        if (same) return g_sites[site].allocate(size, align);
     }
     return nullptr;
 }
