@@ -183,6 +183,20 @@ TEST(PlanRun, EveryPlannedSiteIsServedByItsStrategy) {
     EXPECT_NE(r.summary.find("plan: 4 of 4 sites matched"), std::string::npos) << r.summary;
 }
 
+// The replay routes the same allocations to the same strategies as the run.
+TEST(PlanRun, ReplayWithThePlanRoutesWhatTheRunRoutes) {
+    const fs::path plan_path = write_plan(recording().p, "replay-plan.json");
+    const auto r = rtmem::test::run_shell(std::string(RTMEM_CLI) + " replay -r 1 --json --plan " +
+                                          plan_path.string() + " " +
+                                          (recording().dir / "sites.rtt").string());
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("\"plan_sites_matched\": 4"), std::string::npos) << r.out;
+    // The run's served counts: every allocation of the four sites.
+    const std::uint64_t served = nodes + texts + keepers + buffers;
+    EXPECT_NE(r.out.find("\"served\": " + std::to_string(served)), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\"name\": \"plan + rt_heap\""), std::string::npos) << r.out;
+}
+
 TEST(PlanRun, AStalePlanMatchesNothingAndChangesNothing) {
     plan stale = recording().p;
     for (auto& s : stale.sites)
