@@ -36,11 +36,18 @@ struct plan_site {
     std::uint32_t id = 0;   ///< the advisor's site id in the source trace (for cross-reference)
     std::string label;      ///< symbolised, for humans
     std::vector<plan_frame> frames;  ///< innermost first; frames[0] called malloc/new
+    /// The frames are the site's entire stack: a longer stack starting with the same frames is
+    /// another site (a matcher that ignores this only misroutes that longer site).
+    bool whole_stack = false;
     plan_strategy strategy = plan_strategy::heap;
     std::string reason;     ///< why this strategy (and any fallback, e.g. "no frame markers")
     std::uint64_t block_size = 0;    ///< pool: bytes per block (requests up to it)
     std::uint64_t block_align = 0;   ///< pool
     std::uint64_t chunk_bytes = 0;   ///< region/thread_stack: bytes per chunk
+    /// region: start a new chunk at each rtmem_trace_frame() (a frame region: one frame's
+    /// blocks share chunks, recycled when the last is freed). A runner that ignores it is
+    /// still correct: a plain region.
+    bool frame_chunks = false;
     std::uint64_t max_request = 0;   ///< larger requests at this site go to the general heap
     // What the trace showed, to compare with what the run sees.
     std::uint64_t allocations = 0, bytes = 0;
