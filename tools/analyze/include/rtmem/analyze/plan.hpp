@@ -4,6 +4,7 @@
 // later runs whatever the load addresses; sites that match nothing are ignored.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -74,5 +75,28 @@ struct plan_error : std::runtime_error {
 /// (unknown strategy, a pool without block size, empty frames, ...).
 [[nodiscard]] plan plan_from_json(std::string_view text);
 [[nodiscard]] plan read_plan_file(const std::string& path);
+
+struct advice;
+class site_map;
+struct module;
+
+struct plan_options {
+    std::size_t max_sites = 0;     ///< the best N sites with a positive saving (0 = all of them)
+    bool keep_heap_sites = false;  ///< also list general sites as "heap", with the reason
+    std::uint32_t recorded_depth = 0;  ///< the trace's stack depth (0: unknown)
+    std::string program, trace;
+};
+
+/// The advisor's advice as a plan (src/plan/make_plan.cpp, docs/advisor.md "Plans"): one site
+/// per recommendation with a positive expected saving, its strategy from the site's class, its
+/// frames module-relative (the trace's module table) and cut to the fewest innermost frames
+/// that tell it apart from every other allocating site. Frames in the tracer's or an
+/// allocator's own modules are never included. `label` names a site for humans (may be empty).
+[[nodiscard]] plan make_plan(const advice& a, const site_map& sites,
+                             const std::vector<module>& modules, const plan_options& o,
+                             const std::function<std::string(std::uint32_t)>& label = {});
+/// True for a module the plan must never name: the tracer, rtmem's preload heap, or a
+/// malloc replacement (mimalloc, jemalloc, tcmalloc).
+[[nodiscard]] bool allocator_module(std::string_view path) noexcept;
 
 }  // namespace rtmem::analyze
