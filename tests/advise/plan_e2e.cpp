@@ -182,6 +182,16 @@ TEST_F(PlanEndToEnd, FrameSiteWithoutMarkersFallsBackWithAReason) {
     EXPECT_NE(scratch.reason.find("no rtmem_trace_frame() markers"), std::string::npos);
 }
 
+TEST_F(PlanEndToEnd, ReplayOnAnAgedHeapSaysSo) {
+    const std::string cli = RTMEM_CLI;
+    auto r = run(cli + " replay " + work + "/frames.rtt --aged --backends glibc,tlsf -r 1 --no-mixed");
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("kept"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("aged: "), std::string::npos) << r.output;
+    r = run(cli + " replay " + work + "/frames.rtt --aged --aged-keep 2");
+    EXPECT_NE(r.status, 0) << r.output;
+}
+
 TEST(PlanArguments, UnwritablePlanPathFailsBeforeTheAnalysis) {
     // The trace does not exist either: the --plan error comes first, so nothing was analysed.
     const std::string cli = RTMEM_CLI;
