@@ -61,8 +61,10 @@ def run_once(cmd, env, cwd, stdin_path=None, out_files=()):
             "rss_mib": usage.ru_maxrss / 1024, "digest": digest.hexdigest()[:16], "stderr": err}
 
 
-def served_by(cmd, env, cwd, stdin_path=None):
-    """The libraries malloc and operator new (_Znwm) were bound to in the program itself."""
+def served_by(cmd, env, cwd, program, stdin_path=None):
+    """The libraries `program`'s own references to malloc and operator new (_Znwm) were bound
+    to by the dynamic linker ("-": the program makes no such reference, e.g. a C program, or
+    one with a static libstdc++ whose operator new calls malloc)."""
     with tempfile.TemporaryDirectory() as d:
         e = dict(env, LD_DEBUG="bindings", LD_DEBUG_OUTPUT=os.path.join(d, "ld"))
         try:
@@ -75,9 +77,9 @@ def served_by(cmd, env, cwd, stdin_path=None):
                 lines += f.readlines()
     found = {}
     pattern = re.compile(r"binding file (\S+) .*? to (\S+) .*?symbol `(malloc|_Znwm)'")
-    for line in lines:  # `rtmem run` execs the program in the same process: the last wins
+    for line in lines:
         m = pattern.search(line)
-        if m and not m.group(1).endswith("/rtmem"):
+        if m and os.path.basename(m.group(1)) == os.path.basename(program):
             found[m.group(3)] = os.path.basename(m.group(2))
     return {"malloc": found.get("malloc", "-"), "operator new": found.get("_Znwm", "-")}
 
@@ -300,7 +302,7 @@ def bench_programs(args, rtmem, mimalloc, out):
         for col, prefix, extra in cols:
             cmd = prefix + p["cmd"]("B")
             e = dict(env, **extra)
-            served = served_by(cmd, e, work, stdin("B"))
+            served = served_by(cmd, e, work, p["cmd"]("B")[0], stdin("B"))
             runs = []
             for k in range(args.runs):
                 print(f"   {name} B under {col}: run {k + 1}/{args.runs}", file=sys.stderr)
