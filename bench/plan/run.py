@@ -413,6 +413,7 @@ def main():
     ap.add_argument("--trace-frames", type=int, default=300)
     ap.add_argument("--entities", type=int, default=2000)
     args = ap.parse_args()
+    args.out, args.build = os.path.abspath(args.out), os.path.abspath(args.build)
     rtmem = os.path.join(args.build, "tools/cli/rtmem")
     if not os.path.exists(rtmem):
         sys.exit(f"bench/plan: {rtmem} is not built (see the header of this script)")
