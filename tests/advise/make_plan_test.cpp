@@ -158,6 +158,29 @@ TEST(MakePlan, EachSiteKeepsTheFewestFramesThatTellItApart) {
     EXPECT_EQ(p.depth, 3u);
 }
 
+TEST(MakePlan, MergedSitesAreToldApartAtTheirMergeDepth) {
+    synthetic_trace t;
+    const auto ab1 = t.add_stack({0x401000, 0x402000, 0x403000});
+    const auto ab2 = t.add_stack({0x401000, 0x402000, 0x404000});  // merged with ab1 at depth 2
+    const auto a = t.add_stack({0x401000});                          // a stack that ends there
+    for (auto s : {ab1, ab2, a}) churn(t, s, 48);
+    site_map sites(t, 2);
+    const advice adv = advise(classify(t, sites));
+    plan_options o;
+    o.site_depth = 2;
+    const plan p = make_plan(adv, sites, program_modules, o);
+    ASSERT_EQ(p.sites.size(), 2u);
+    const auto* merged = find(p, sites.site_of(ab1));
+    ASSERT_NE(merged, nullptr);
+    EXPECT_EQ(merged->frames.size(), 2u);
+    EXPECT_FALSE(merged->whole_stack);
+    EXPECT_EQ(merged->allocations, 2 * 210u);  // both stacks' calls
+    const auto* shorter = find(p, sites.site_of(a));
+    ASSERT_NE(shorter, nullptr);
+    EXPECT_EQ(shorter->frames.size(), 1u);
+    EXPECT_TRUE(shorter->whole_stack);
+}
+
 TEST(MakePlan, TracerAndAllocatorFramesAreNeverPlanned) {
     synthetic_trace t;
     // Innermost frames inside the tracer and mimalloc: dropped; the caller is frames[0].

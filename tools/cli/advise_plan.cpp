@@ -39,12 +39,14 @@ void plan_output::check_writable() const {
 }
 
 void plan_output::write(const analyze::advice& adv, const analyze::site_map& sites,
-                        const analyze::trace_reader& reader, const analyze::site_namer& name,
+                        std::size_t site_depth, const analyze::trace_reader& reader,
+                        const analyze::site_namer& name,
                         std::ostream& out) const {
     analyze::plan_options o;
     o.max_sites = max_sites;
     o.keep_heap_sites = keep_heap_sites;
     o.recorded_depth = reader.stack_depth();
+    o.site_depth = site_depth;
     o.program = reader.program();
     o.trace = reader.path();
     const analyze::plan p = analyze::make_plan(adv, sites, reader.modules(), o, name);

@@ -19,7 +19,7 @@ struct plan_output {
     /// Throws usage_error when the file cannot be written: called before the analysis runs.
     void check_writable() const;
     /// Makes the plan, writes it and prints where it went and what it holds (to `out`).
-    void write(const analyze::advice& adv, const analyze::site_map& sites,
+    void write(const analyze::advice& adv, const analyze::site_map& sites, std::size_t site_depth,
                const analyze::trace_reader& reader, const analyze::site_namer& name,
                std::ostream& out) const;
 };

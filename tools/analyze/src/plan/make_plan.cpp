@@ -97,7 +97,8 @@ plan make_plan(const advice& a, const site_map& sites, const std::vector<module>
     for (const auto& p : a.result.sites) {
         if (p.site == 0 || p.allocations == 0) continue;
         profiles[p.site] = &p;
-        auto& f = frames[p.site] = plan_detail::usable(sites.frames(p.site), index, o.recorded_depth);
+        auto& f = frames[p.site] = plan_detail::usable(sites.frames(p.site), index, o.recorded_depth,
+                                                    o.site_depth);
         if (!f.ips.empty()) all.push_back(&f.ips);
     }
     const plan_detail::distinguishing_depth depth(all);

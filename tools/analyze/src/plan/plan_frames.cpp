@@ -30,7 +30,7 @@ const module* module_index::find(std::uint64_t ip) const noexcept {
 }
 
 usable_frames usable(std::span<const std::uint64_t> ips, const module_index& m,
-                     std::uint32_t recorded_depth) {
+                     std::uint32_t recorded_depth, std::size_t site_depth) {
     usable_frames out;
     std::size_t i = 0;
     while (i < ips.size()) {
@@ -47,6 +47,7 @@ usable_frames usable(std::span<const std::uint64_t> ips, const module_index& m,
         out.ips.push_back(ips[i]);
     }
     if (recorded_depth != 0 && ips.size() >= recorded_depth) out.complete = false;
+    if (site_depth != 0 && ips.size() >= site_depth) out.complete = false;
     return out;
 }
 

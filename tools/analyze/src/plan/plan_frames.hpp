@@ -29,9 +29,10 @@ struct usable_frames {
 };
 /// Leading frames of the tracer or an allocator are dropped (frames[0] must be the code that
 /// called malloc/new); the stack is cut at the first later frame that is one, or in no module.
-/// A stack as long as the recorded depth is never complete (the recorder cut it).
+/// Frames as many as the recorded depth (the recorder cut the stack) or the site merge depth
+/// (the site stands for longer stacks) are never complete.
 [[nodiscard]] usable_frames usable(std::span<const std::uint64_t> ips, const module_index& m,
-                                   std::uint32_t recorded_depth);
+                                   std::uint32_t recorded_depth, std::size_t site_depth);
 
 /// How many innermost frames tell each site apart from every other one.
 class distinguishing_depth {

@@ -3,6 +3,7 @@
 // module-relative return addresses, so a plan made from one run matches the same build's
 // later runs whatever the load addresses; sites that match nothing are ignored.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -84,6 +85,7 @@ struct plan_options {
     std::size_t max_sites = 0;     ///< the best N sites with a positive saving (0 = all of them)
     bool keep_heap_sites = false;  ///< also list general sites as "heap", with the reason
     std::uint32_t recorded_depth = 0;  ///< the trace's stack depth (0: unknown)
+    std::size_t site_depth = 0;        ///< the site_map's merge depth (0: whole stacks)
     std::string program, trace;
 };
 
