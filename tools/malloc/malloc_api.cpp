@@ -9,11 +9,13 @@
 #include <cstdint>
 #include <cstring>
 
+#include "plan/plan_router.hpp"
 #include "process_heap.hpp"
 
 #define RTMEM_EXPORT extern "C" __attribute__((visibility("default")))
 
 using namespace rtmem::malloc_shim;
+namespace site_plan = rtmem::site_plan;
 
 namespace {
 
@@ -36,13 +38,36 @@ void* aligned(std::size_t align, std::size_t size) {
     return allocate(size, align <= 16 ? 0 : align);
 }
 
+// A planned block leaves its site on realloc: the general heap takes it (glibc's rules kept).
+void* reallocate_planned(void* p, std::size_t size) noexcept {
+    if (size == 0) {
+        site_plan::deallocate(p);
+        return nullptr;
+    }
+    void* q = allocate(size, 0);
+    if (q == nullptr) return nullptr;  // the block stays as it was
+    const std::size_t old = site_plan::usable_size(p);
+    std::memcpy(q, p, old < size ? old : size);
+    site_plan::deallocate(p);
+    return q;
+}
+
+// Every allocating entry point: the plan's site strategy first (one probe when the caller is
+// no planned site), then the general heap.
+#define RTMEM_PLANNED(size, align)                                                      \
+    if (void* planned = site_plan::try_allocate(size, align, __builtin_return_address(0))) \
+    return planned
+
 }  // namespace
 
 RTMEM_EXPORT void* malloc(std::size_t size) {
+    RTMEM_PLANNED(size, 0);
     return allocate(size, 0);
 }
 
 RTMEM_EXPORT void free(void* p) {
+    if (site_plan::owns(p)) [[unlikely]]
+        return site_plan::deallocate(p);
     release(p);
 }
 
@@ -52,10 +77,16 @@ RTMEM_EXPORT void* calloc(std::size_t n, std::size_t m) {
         errno = ENOMEM;
         return nullptr;
     }
+    if (void* planned = site_plan::try_allocate(total, 0, __builtin_return_address(0))) {
+        std::memset(planned, 0, total);
+        return planned;
+    }
     return allocate_zeroed(total);
 }
 
 RTMEM_EXPORT void* realloc(void* p, std::size_t size) {
+    if (site_plan::owns(p)) [[unlikely]]
+        return reallocate_planned(p, size);
     return reallocate(p, size);
 }
 
@@ -65,6 +96,8 @@ RTMEM_EXPORT void* reallocarray(void* p, std::size_t n, std::size_t m) {
         errno = ENOMEM;
         return nullptr;
     }
+    if (site_plan::owns(p)) [[unlikely]]
+        return reallocate_planned(p, total);
     return reallocate(p, total);
 }
 
@@ -107,6 +140,8 @@ RTMEM_EXPORT void* pvalloc(std::size_t size) {
 }
 
 RTMEM_EXPORT std::size_t malloc_usable_size(void* p) {
+    if (site_plan::owns(p)) [[unlikely]]
+        return site_plan::usable_size(p);
     return usable_size(p);
 }
 
