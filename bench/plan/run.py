@@ -303,12 +303,18 @@ def bench_programs(args, rtmem, mimalloc, out):
             cmd = prefix + p["cmd"]("B")
             e = dict(env, **extra)
             served = served_by(cmd, e, work, p["cmd"]("B")[0], stdin("B"))
+            matched = ""
+            if col == "plan":  # one extra run for the exit summary: how many sites matched
+                stats = run_once(cmd, dict(e, RTMEM_PLAN_STATS="1"), work, stdin("B"))
+                lines = [l for l in stats["stderr"].splitlines() if "sites matched" in l]
+                matched = re.sub(r"^rtmem run: pid \d+: ", "", lines[0]) if lines else ""
             runs = []
             for k in range(args.runs):
                 print(f"   {name} B under {col}: run {k + 1}/{args.runs}", file=sys.stderr)
                 runs.append(run_once(cmd, e, work, stdin("B"), outs("B")))
             row["columns"][col] = {
                 "served_by": served,
+                "plan_summary": matched,
                 "wall_s": summary([r["wall_s"] for r in runs]),
                 "cpu_s": summary([r["cpu_s"] for r in runs]),
                 "rss_mib": summary([r["rss_mib"] for r in runs]),
@@ -384,7 +390,14 @@ def bench_demo(args, rtmem, build, out):
             "rss_mib": summary([t["peak_rss_mib"] for t in timed]),
             "checksums": sorted({t["checksum"] for t in timed}),
         }
-    return {"plan": plan_line, "rows": rows}
+    matched = ""
+    if plan and has_plan_run(rtmem):  # the exit summary of one run: how many sites matched
+        r = subprocess.run([rtmem, "run", "--plan", plan, "--", demo, "--variant", "baseline"] +
+                           common, env=dict(env, RTMEM_PLAN_STATS="1"), cwd=work,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        lines = [l for l in r.stderr.splitlines() if "sites matched" in l]
+        matched = re.sub(r"^rtmem run: pid \d+: ", "", lines[0]) if lines else ""
+    return {"plan": plan_line, "rows": rows, "plan_summary": matched}
 
 
 def demo_table(d):
@@ -429,12 +442,17 @@ def main():
             md += ["", f"Demo ({args.frames} frames, {args.entities} entities, "
                        f"{args.demo_runs} runs each; plan: {report['demo']['plan']})", "",
                    demo_table(report["demo"])]
+            if report["demo"]["plan_summary"]:
+                md += ["", f"Plan run summary: {report['demo']['plan_summary']}"]
     if args.part in ("all", "programs"):
         report["programs"] = bench_programs(args, rtmem, mimalloc, args.out)
         md += ["", f"Programs (input B, {args.runs} runs per cell, medians with min–max):", "",
                programs_table(report["programs"]), ""]
         for name, row in report["programs"].items():
             md.append(f"- {name}: {row['what']}. Plan from input A: {row['plan']}")
+            summary_b = row["columns"].get("plan", {}).get("plan_summary")
+            if summary_b:
+                md.append(f"  On input B: {summary_b}")
     with open(os.path.join(args.out, "plan-bench.json"), "w") as f:
         json.dump(report, f, indent=1)
     text = "\n".join(md) + "\n"
