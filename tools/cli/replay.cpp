@@ -13,6 +13,7 @@
 #include "advise_options.hpp"
 #include "command.hpp"
 #include "count_option.hpp"
+#include "replay_aged_option.hpp"
 #include "replay_plan.hpp"
 #include "rtmem/analyze/replay.hpp"
 
@@ -28,6 +29,7 @@ struct replay_args {
     std::string plan;  // --plan: the plan against the general heap, nothing else
     std::size_t top = 10, apply = 20;
     rtmem::cli::advisor_options advisor;
+    rtmem::cli::aged_option aged;
 };
 
 /// jemalloc can only be dlopen'ed with more static TLS than glibc reserves by default: raise it
@@ -63,6 +65,7 @@ int run_replay(const replay_args& a) {
     o.mixed = !a.no_mixed;
     o.baseline = a.baseline;
     o.apply_top = a.apply;
+    a.aged.apply(prog, o);
     std::stringstream list(a.backends);
     const auto backends = whole_program_backends();
     for (std::string name; std::getline(list, name, ',');) {
@@ -117,6 +120,7 @@ const bool registered = rtmem::cli::register_command(
              ->check(rtmem::cli::at_least(0));
          sub.add_flag("--no-symbols", a->no_symbols, "Show addresses instead of symbols");
          a->advisor.add_to(sub);
+         a->aged.add_to(sub);
          run = [a] { return run_replay(*a); };
      }});
 
