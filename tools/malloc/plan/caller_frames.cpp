@@ -14,7 +14,7 @@ namespace rtmem::site_plan {
 
 namespace {
 
-constexpr int cached_frames = 6;  // frames 1..6 above frame 0 cached (plans rarely need more)
+constexpr int cached_frames = 16;  // frames 1..16 above frame 0 (advise --plan goes to 16)
 constexpr int cache_entries = 16;
 constexpr int own_frames = 8;     // at most this many of the library's frames above frame 0
 
@@ -25,7 +25,7 @@ struct cache_entry {
     std::uintptr_t ip[cached_frames];
 };
 
-// 16 x 120 bytes of static TLS (initial-exec, like the rest of the library's thread state).
+// 16 x 280 bytes of static TLS (initial-exec, like the rest of the library's thread state).
 constinit thread_local cache_entry tl_cache[cache_entries] __attribute__((tls_model("initial-exec"))) = {};
 std::atomic<std::uint64_t> g_cached{0}, g_unwound{0};
 bool g_counting = false;  // only for the summary: a shared counter costs every thread
@@ -34,9 +34,11 @@ void count(std::atomic<std::uint64_t>& c) noexcept {
     if (g_counting) c.fetch_add(1, std::memory_order_relaxed);
 }
 
-cache_entry& entry_for(std::uintptr_t anchor, std::uintptr_t ra) noexcept {
+constinit thread_local std::size_t tl_next_victim __attribute__((tls_model("initial-exec"))) = 0;
+
+std::size_t entry_index(std::uintptr_t anchor, std::uintptr_t ra) noexcept {
     std::uint64_t h = (anchor ^ (ra * 0x9e3779b97f4a7c15ull)) >> 4;
-    return tl_cache[(h ^ (h >> 17)) & (cache_entries - 1)];
+    return static_cast<std::size_t>((h ^ (h >> 17)) & (cache_entries - 1));
 }
 
 #if RTMEM_PLAN_UNWIND
@@ -80,20 +82,27 @@ int caller_frames(std::uintptr_t ra, std::uintptr_t anchor, std::uintptr_t* out,
     out[0] = ra;
     if (want <= 1) return 1;
     interpose::guard_scope guard;  // libunwind's own allocations, if any, go to glibc
-    cache_entry& e = entry_for(anchor, ra);
+    // Two ways per (anchor, frame 0): callers that take turns through one frame 0 keep both.
+    const std::size_t way = entry_index(anchor, ra);
     if (want - 1 <= cached_frames) {
-        bool valid = e.anchor == anchor && e.ra == ra && e.depth > 0;
-        for (int k = 0; valid && k < e.depth; ++k)
-            valid = *reinterpret_cast<const std::uintptr_t*>(e.slot[k]) == e.ip[k];
-        if (!valid) {
-            count(g_unwound);
-            valid = refill(e, ra, anchor, want);
-        } else {
-            count(g_cached);
+        cache_entry* hit = nullptr;
+        for (std::size_t w = 0; w < 2 && hit == nullptr; ++w) {
+            cache_entry& c = tl_cache[way ^ w];
+            bool valid = c.anchor == anchor && c.ra == ra && c.depth > 0;
+            for (int k = 0; valid && k < c.depth; ++k)
+                valid = *reinterpret_cast<const std::uintptr_t*>(c.slot[k]) == c.ip[k];
+            if (valid) hit = &c;
         }
-        if (valid) {
-            const int n = e.depth < want - 1 ? e.depth : want - 1;
-            std::memcpy(out + 1, e.ip, sizeof(std::uintptr_t) * static_cast<std::size_t>(n));
+        if (hit != nullptr) {
+            count(g_cached);
+        } else {
+            count(g_unwound);
+            cache_entry& victim = tl_cache[way ^ (tl_next_victim ^= 1)];
+            if (refill(victim, ra, anchor, want)) hit = &victim;
+        }
+        if (hit != nullptr) {
+            const int n = hit->depth < want - 1 ? hit->depth : want - 1;
+            std::memcpy(out + 1, hit->ip, sizeof(std::uintptr_t) * static_cast<std::size_t>(n));
             return n + 1;
         }
     } else {
