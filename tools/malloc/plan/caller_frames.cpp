@@ -14,6 +14,9 @@ namespace rtmem::site_plan {
 
 namespace {
 
+std::atomic<std::uint64_t> g_cached{0}, g_unwound{0};
+
+#if RTMEM_PLAN_UNWIND
 constexpr int cached_frames = 16;  // frames 1..16 above frame 0 (advise --plan goes to 16)
 constexpr int cache_entries = 16;
 constexpr int own_frames = 8;     // at most this many of the library's frames above frame 0
@@ -26,8 +29,8 @@ struct cache_entry {
 };
 
 // 16 x 280 bytes of static TLS (initial-exec, like the rest of the library's thread state).
-constinit thread_local cache_entry tl_cache[cache_entries] __attribute__((tls_model("initial-exec"))) = {};
-std::atomic<std::uint64_t> g_cached{0}, g_unwound{0};
+constinit thread_local cache_entry tl_cache[cache_entries]
+    __attribute__((tls_model("initial-exec"))) = {};
 bool g_counting = false;  // only for the summary: a shared counter costs every thread
 
 void count(std::atomic<std::uint64_t>& c) noexcept {
@@ -41,7 +44,6 @@ std::size_t entry_index(std::uintptr_t anchor, std::uintptr_t ra) noexcept {
     return static_cast<std::size_t>((h ^ (h >> 17)) & (cache_entries - 1));
 }
 
-#if RTMEM_PLAN_UNWIND
 // Steps through the stack noting where each return address above frame 0 was read from
 // (x86-64: just below the caller's stack pointer). Fills `e`; false when the chain cannot be
 // cached (then e.depth is 0 and the caller takes unw_backtrace's answer).
@@ -131,9 +133,11 @@ caller_frame_counts caller_frame_stats() noexcept {
 }
 
 void caller_frames_init(bool count_calls) noexcept {
-    g_counting = count_calls;
 #if RTMEM_PLAN_UNWIND
+    g_counting = count_calls;
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);  // as the tracer does
+#else
+    (void)count_calls;
 #endif
 }
 
