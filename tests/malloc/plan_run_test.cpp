@@ -248,6 +248,14 @@ TEST(PlanRun, ACorruptPlanIsRefusedWithAClearError) {
     EXPECT_NE(missing.out.find("cannot open /nonexistent.json"), std::string::npos) << missing.out;
 }
 
+TEST(PlanRun, APlanWithRealTimeModeIsRefused) {
+    const fs::path p = write_plan(recording().p, "rt.json");
+    const auto r = rtmem::test::run_shell(std::string(RTMEM_CLI) + " run --realtime 64M --plan " +
+                                          p.string() + " -- true 2>&1");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.out.find("--plan and --realtime cannot be combined"), std::string::npos) << r.out;
+}
+
 TEST(PlanRun, ACorruptCompiledPlanIsIgnoredWithAWarning) {
     const auto r = rtmem::test::run_shell("RTMEM_MALLOC_PLAN='rtmem-plan-run 1\nmodules x' "
                                           "LD_PRELOAD=" RTMEM_MALLOC_LIB " " + program + " 2>&1");

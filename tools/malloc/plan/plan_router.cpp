@@ -196,7 +196,6 @@ bool build(const plan_text& text) noexcept {
     g_candidates = static_cast<std::uint32_t*>(map_zeroed(4 * (g_site_count + 1)));
     if (g_sites == nullptr || g_info == nullptr || frames == nullptr || g_candidates == nullptr)
         return false;
-    if (!g_arena.reserve(range_bytes)) return false;
     std::uint32_t used_frames = 0, resolved = 0;
     for (std::uint32_t i = 0; i < g_site_count; ++i) {
         const plan_text_site& s = text.sites[i];
@@ -213,6 +212,11 @@ bool build(const plan_text& text) noexcept {
                              s.block, s.max_request);
         resolved += info.resolved ? 1 : 0;
     }
+
+    // Nothing of the plan in this process (another program, a child that exec'd): no range,
+    // no table; the summary still says so.
+    if (resolved == 0) return true;
+    if (!g_arena.reserve(range_bytes)) return false;
 
     // The table: frame-0 addresses, at most a quarter full (a miss is almost always one probe).
     std::uint64_t cap = 64;
@@ -257,6 +261,7 @@ __attribute__((constructor)) void load_plan() {
     const char* error = parse_plan_text(env, text, map_zeroed);
     if (error != nullptr) return fail(error);
     if (!build(text)) return fail("cannot map its tables or reserve its address range");
+    if (g_arena.size() == 0) return;  // no site resolved: nothing to route
     pthread_atfork(lock_all, unlock_all, unlock_all);
     caller_frames_init(g_stats_fd >= 0);
     g_range_size.store(g_arena.size(), std::memory_order_relaxed);
