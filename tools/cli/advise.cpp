@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "advise_options.hpp"
+#include "advise_plan.hpp"
 #include "command.hpp"
 #include "count_option.hpp"
 #include "progress_bar.hpp"
@@ -21,6 +22,7 @@ struct advise_args {
     unsigned repetitions = 5;
     std::string baseline = "glibc";
     rtmem::cli::advisor_options advisor;
+    rtmem::cli::plan_output plan;
 };
 
 /// --measure: replays the trace through the baseline and the advised allocators (the mixed
@@ -45,6 +47,7 @@ void measure(advice& adv, trace_reader& reader, const site_map& sites, const adv
 }
 
 int run_advise(const advise_args& a) {
+    if (a.plan.wanted()) a.plan.check_writable();  // before the analysis, which can take long
     trace_reader reader(a.file);
     const thresholds limits = a.advisor.limits();
     site_map sites(reader, a.advisor.site_depth);
@@ -67,9 +70,11 @@ int run_advise(const advise_args& a) {
         if (!out.flush()) throw rtmem::cli::usage_error("cannot write " + a.html);
         std::cerr << "rtmem: wrote " << a.html << "\n";
     }
+    if (a.plan.wanted())
+        a.plan.write(adv, sites, a.advisor.site_depth, reader, name, a.json ? std::cerr : std::cout);
     if (a.json)
         std::cout << format_json(adv, name);
-    else if (a.html.empty())
+    else if (a.html.empty() && !a.plan.wanted())
         std::cout << format_text(adv, name, o);
     return 0;
 }
@@ -99,6 +104,7 @@ const bool registered = rtmem::cli::register_command(
          sub.add_flag("--progress", a->progress,
                       "--measure: show a progress bar on stderr even when it is not a terminal");
          a->advisor.add_to(sub);
+         a->plan.add_to(sub);
          run = [a] { return run_advise(*a); };
      }});
 

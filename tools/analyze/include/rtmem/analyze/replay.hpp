@@ -44,6 +44,8 @@ struct replay_options {
     std::string baseline = "glibc";         ///< what the mixed replay uses for the other sites
     std::size_t apply_top = 20;             ///< mixed: the N advised sites ranked first (0 = all)
     std::function<void(std::size_t done, std::size_t total)> progress;  ///< after each pass
+    /// Applied to every whole-program backend (and so the mixed baseline), e.g. aged_backend.
+    std::function<backend_factory(backend_factory)> prepare;
 };
 
 
