@@ -96,4 +96,23 @@ TEST_F(replay_cli_test, advise_measure_ranks_by_the_replay) {
     EXPECT_NE(out.find("saved (model)"), std::string::npos) << out;
 }
 
+/// The text after `prefix` up to the next space or newline.
+std::string word_after(const std::string& text, const std::string& prefix) {
+    const auto at = text.find(prefix);
+    if (at == std::string::npos) return "(missing: " + prefix + ")";
+    const auto from = at + prefix.size();
+    return text.substr(from, text.find_first_of(" \n", text.find(' ', from) + 1) - from);
+}
+
+TEST_F(replay_cli_test, report_and_advise_show_one_recorded_allocator_time) {
+    const std::string trace = write_trace();
+    std::string report, advice, err;
+    ASSERT_EQ(run("report " + trace, report, err), 0) << err;
+    ASSERT_EQ(run("advise " + trace, advice, err), 0) << err;
+    const std::string in_report = word_after(report, "measured time in the allocator ");
+    EXPECT_EQ(in_report, "63.0 us") << report;  // 200 rounds x (9 x 20 + 9 x 15) ns
+    EXPECT_EQ(word_after(advice, "Time in the allocator as recorded: "), in_report) << advice;
+    EXPECT_NE(report.find(in_report + " as recorded"), std::string::npos) << report;
+}
+
 }  // namespace
