@@ -4,20 +4,24 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <new>
 
 #include "rtmem/core/virtual_memory.hpp"
+#include "rtmem/detail/thread_exit.hpp"
 
 namespace rtmem {
 namespace {
 
 std::atomic<std::uint64_t> next_heap_id{1};
 
+#ifndef RTMEM_THREAD_EXIT_CALLBACK
 // Set once the calling thread's exit hook has run: a call from a later thread_local destructor
 // must not bind again (its hook would never run).
 constinit thread_local bool thread_exiting = false;
+#endif
 
 constexpr std::size_t min_segment_bytes = std::size_t{64} << 10;
 
@@ -67,9 +71,16 @@ struct rt_heap_thread_exit {
     entry entries[capacity] = {};
     unsigned count = 0;
 
+#ifndef RTMEM_THREAD_EXIT_CALLBACK
     ~rt_heap_thread_exit() {
         thread_exiting = true;
         rt_heap::current_ = {0, nullptr};
+        release_all();
+    }
+#endif
+
+    // Touches no thread_local: on Windows it runs after the thread's emulated TLS is gone.
+    void release_all() noexcept {
         std::lock_guard guard(rt_heap_registry::mutex());
         for (unsigned i = 0; i < count; ++i)
             if (rt_heap* h = rt_heap_registry::find(entries[i].id)) h->release(entries[i].heap);
@@ -84,14 +95,46 @@ struct rt_heap_thread_exit {
             if (rt_heap_registry::find(entries[i].id) != nullptr) entries[kept++] = entries[i];
         count = kept;
         if (count < capacity) return;
-        if (rt_heap* h = rt_heap_registry::find(entries[0].id)) h->release(entries[0].heap);
+        if (rt_heap* h = rt_heap_registry::find(entries[0].id)) {
+            h->release(entries[0].heap);
+            if (rt_heap::current_.heap == entries[0].heap) rt_heap::current_ = {0, nullptr};
+        }
         std::copy(entries + 1, entries + count, entries);
         --count;
     }
 };
 
 namespace {
-thread_local rt_heap_thread_exit thread_exit_hook;
+#ifdef RTMEM_THREAD_EXIT_CALLBACK
+// Windows (core/config.hpp): MinGW runs thread_local destructors, and frees the emulated TLS,
+// before Windows runs fiber-local storage callbacks. So the hook lives on the C heap and is
+// released by the callback detail::at_thread_exit registers at the thread's first binding.
+constinit thread_local rt_heap_thread_exit* thread_exit_hook = nullptr;
+
+rt_heap_thread_exit* this_threads_hook() noexcept {
+    if (thread_exit_hook != nullptr) [[likely]]
+        return thread_exit_hook;
+    void* storage = std::malloc(sizeof(rt_heap_thread_exit));
+    if (storage == nullptr) return nullptr;
+    auto* hook = ::new (storage) rt_heap_thread_exit;
+    const auto run = [](void* p) {
+        static_cast<rt_heap_thread_exit*>(p)->release_all();
+        std::free(p);
+    };
+    if (!detail::at_thread_exit(run, hook)) {  // never handed back: refuse the binding instead
+        std::free(storage);
+        return nullptr;
+    }
+    thread_exit_hook = hook;
+    return hook;
+}
+#else
+constinit thread_local rt_heap_thread_exit thread_exit_hook;
+
+rt_heap_thread_exit* this_threads_hook() noexcept {
+    return thread_exiting ? nullptr : &thread_exit_hook;  // no binding after the hook ran
+}
+#endif
 }  // namespace
 
 rt_heap::rt_heap(const rt_heap_options& options) noexcept
@@ -167,8 +210,10 @@ rt_heap::thread_heap* rt_heap::heap_at(unsigned i) const noexcept {
 }
 
 rt_heap::thread_heap* rt_heap::bind() noexcept {
-    if (base_ == nullptr || thread_exiting) return nullptr;
-    rt_heap_thread_exit& hook = thread_exit_hook;
+    if (base_ == nullptr) return nullptr;
+    rt_heap_thread_exit* exit_hook = this_threads_hook();
+    if (exit_hook == nullptr) return nullptr;
+    rt_heap_thread_exit& hook = *exit_hook;
     for (unsigned i = 0; i < hook.count; ++i) {
         if (hook.entries[i].id == id_) {
             current_ = {id_, hook.entries[i].heap};
@@ -201,7 +246,6 @@ rt_heap::thread_heap* rt_heap::bind() noexcept {
 void rt_heap::release(thread_heap* h) noexcept {
     drain(*h, static_cast<std::size_t>(-1));
     states_[h->index].store(slot_abandoned, std::memory_order_release);
-    if (current_.heap == h) current_ = {0, nullptr};
 }
 
 void* rt_heap::allocate_unbound(std::size_t size, std::size_t align) noexcept {

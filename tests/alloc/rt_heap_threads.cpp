@@ -99,6 +99,30 @@ TEST(RtHeapThreads, ExitedThreadsHeapIsAdoptedWithItsBlocks) {
     EXPECT_EQ(heap.stats().live_count, 0u);
 }
 
+// The exit hook (a thread_local destructor, on Windows the fiber-local storage callback) hands
+// the heap back and first takes back what other threads freed into it while it ran.
+TEST(RtHeapThreads, ThreadExitTakesBackQueuedBlocksAndHandsItsHeapBack) {
+    rt_heap heap{test_options()};
+    std::vector<void*> blocks;
+    std::atomic<int> step{0};
+    std::thread owner([&] {
+        for (int i = 0; i < 200; ++i) blocks.push_back(heap.allocate(48));
+        step = 1;
+        while (step.load() != 2) std::this_thread::yield();
+    });
+    while (step.load() != 1) std::this_thread::yield();
+    EXPECT_EQ(heap.threads_attached(), 1u);
+    for (void* p : blocks) heap.deallocate(p, 48);  // queued: the owner is still running
+    step = 2;
+    owner.join();
+    EXPECT_EQ(heap.threads_attached(), 0u);
+    EXPECT_EQ(heap.threads_abandoned(), 1u);
+    const rtmem::stats s = heap.stats();  // no collect(): the exit took the queue back
+    EXPECT_EQ(s.live_count, 0u);
+    EXPECT_EQ(s.used, 0u);
+    EXPECT_TRUE(heap.check());
+}
+
 TEST(RtHeapThreads, ThreadChurnReusesHeaps) {
     rt_heap heap{test_options()};
     std::vector<void*> survivors;
