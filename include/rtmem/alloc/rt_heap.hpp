@@ -109,6 +109,26 @@ class rt_heap {
         free_remote(owner, p, size);
     }
 
+    /// free() for a block whose size the caller does not know: deallocates p (as deallocate with
+    /// its usable size) and returns true when p lies in a segment granted to a thread heap;
+    /// returns false, touching nothing, for any other pointer (nullptr included), so a malloc
+    /// shim can hand it to the next allocator. One table lookup serves the test and the free.
+    [[nodiscard]] RTMEM_ALWAYS_INLINE bool deallocate_if_owned(void* p) noexcept {
+        const std::uintptr_t offset =
+            reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(base_);
+        if (offset >= reserved_) [[unlikely]]
+            return false;
+        thread_heap* owner = owners_[offset >> segment_shift_].load(std::memory_order_acquire);
+        if (owner == nullptr) [[unlikely]]
+            return false;
+        const std::size_t size = usable_size(p);
+        if (owner == current_.heap && current_.id == id_) [[likely]]
+            owner->tlsf.deallocate(p, size);
+        else
+            free_remote(owner, p, size);
+        return true;
+    }
+
     /// Resizes a live block of `old_size` requested bytes: in place when the calling thread owns
     /// it and TLSF can (shrinking, or the next block free and big enough), else allocate, copy
     /// and free (a cross-thread free when another thread owns it). nullptr, with the block left
