@@ -112,7 +112,12 @@ TEST(RtHeapThreads, ThreadExitTakesBackQueuedBlocksAndHandsItsHeapBack) {
     });
     while (step.load() != 1) std::this_thread::yield();
     EXPECT_EQ(heap.threads_attached(), 1u);
-    for (void* p : blocks) heap.deallocate(p, 48);  // queued: the owner is still running
+    for (std::size_t i = 0; i < blocks.size(); ++i) {  // queued: the owner is still running
+        if (i % 2 == 0)
+            heap.deallocate(blocks[i], 48);
+        else
+            EXPECT_TRUE(heap.deallocate_if_owned(blocks[i]));  // free()'s path, from elsewhere
+    }
     step = 2;
     owner.join();
     EXPECT_EQ(heap.threads_attached(), 0u);
