@@ -202,6 +202,7 @@ class rt_heap {
     static void drain(thread_heap& h, std::size_t limit) noexcept;
     bool grow(thread_heap& h, std::size_t size, std::size_t align) noexcept;
     thread_heap* heap_at(unsigned i) const noexcept;
+    thread_heap* construct_heap(unsigned i) noexcept;
     void release(thread_heap* h) noexcept;  // the owning thread exits
     friend struct rt_heap_thread_exit;
     friend struct rt_heap_registry;
