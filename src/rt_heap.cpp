@@ -12,6 +12,10 @@
 #include "rtmem/core/virtual_memory.hpp"
 #include "rtmem/detail/thread_exit.hpp"
 
+#ifndef RTMEM_THREAD_EXIT_CALLBACK
+#include <pthread.h>
+#endif
+
 namespace rtmem {
 namespace {
 
@@ -72,10 +76,11 @@ struct rt_heap_thread_exit {
     unsigned count = 0;
 
 #ifndef RTMEM_THREAD_EXIT_CALLBACK
-    ~rt_heap_thread_exit() {
+    // The pthread key's destructor (see this_threads_hook).
+    static void on_thread_exit(void* self) noexcept {
         thread_exiting = true;
         rt_heap::current_ = {0, nullptr};
-        release_all();
+        static_cast<rt_heap_thread_exit*>(self)->release_all();
     }
 #endif
 
@@ -129,10 +134,23 @@ rt_heap_thread_exit* this_threads_hook() noexcept {
     return hook;
 }
 #else
+// A pthread key's destructor hands the heaps back, not a thread_local destructor: registering
+// one (__cxa_thread_atexit) makes glibc calloc, which in a new thread may create a malloc arena
+// (mmap: system calls in a real-time thread's first call), while setting a key allocates nothing.
+// Key destructors also run after the thread's thread_local destructors, which may still allocate.
 constinit thread_local rt_heap_thread_exit thread_exit_hook;
+constinit thread_local bool exit_hook_registered = false;
 
 rt_heap_thread_exit* this_threads_hook() noexcept {
-    return thread_exiting ? nullptr : &thread_exit_hook;  // no binding after the hook ran
+    if (thread_exiting) return nullptr;  // no binding after the hook ran
+    if (!exit_hook_registered) [[unlikely]] {
+        static pthread_key_t key;
+        static const bool key_made =
+            pthread_key_create(&key, &rt_heap_thread_exit::on_thread_exit) == 0;
+        if (!key_made || pthread_setspecific(key, &thread_exit_hook) != 0) return nullptr;
+        exit_hook_registered = true;
+    }
+    return &thread_exit_hook;
 }
 #endif
 }  // namespace

@@ -61,8 +61,9 @@ struct rt_heap_options {
 /// - Growing (the thread heap is full): one segment claim (a CAS loop, lock-free) and, unless
 ///   real_time, one mprotect to commit it. Before growing, every block other threads gave back
 ///   is taken (O(those blocks)), then the front cache is flushed (O(bins x depth)).
-/// - The first call from a thread binds it to a heap: O(max_threads) scan, and a thread_local
-///   exit hook (the C runtime may allocate for it). Call attach() at thread start.
+/// - The first call from a thread binds it to a heap: O(max_threads) scan, and a thread-exit
+///   hook (a pthread key; on Windows an FLS callback and one malloc). Outside real-time mode it
+///   also initialises the thread heap (~10 KiB of list heads). Call attach() at thread start.
 /// When a thread exits, its heap is handed back (its blocks stay valid and can be freed from any
 /// thread) and the next thread that binds adopts it with its memory.
 ///
