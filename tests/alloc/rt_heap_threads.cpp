@@ -128,6 +128,28 @@ TEST(RtHeapThreads, ThreadExitTakesBackQueuedBlocksAndHandsItsHeapBack) {
     EXPECT_TRUE(heap.check());
 }
 
+// attach() in real-time mode also gives the thread heap its first segment, so the thread's
+// first allocate does not grow it; outside real-time mode it only binds.
+TEST(RtHeapThreads, AttachInRealTimeModeClaimsTheFirstSegment) {
+    rt_heap_options o = rt_heap_options::real_time_with(8u << 20);
+    o.segment_bytes = 64u << 10;
+    o.max_threads = 4;
+    rt_heap rt{o};
+    rt_heap plain{test_options()};
+    std::thread([&] {
+        EXPECT_TRUE(rt.attach());
+        EXPECT_EQ(rt.segments_used(), 1u);
+        EXPECT_TRUE(rt.attach());  // bound already: nothing more
+        EXPECT_EQ(rt.segments_used(), 1u);
+        void* p = rt.allocate(100);
+        EXPECT_EQ(rt.segments_used(), 1u);
+        rt.deallocate(p, 100);
+        EXPECT_TRUE(plain.attach());
+        EXPECT_EQ(plain.segments_used(), 0u);
+    }).join();
+    EXPECT_TRUE(rt.check());
+}
+
 TEST(RtHeapThreads, ThreadChurnReusesHeaps) {
     rt_heap heap{test_options()};
     std::vector<void*> survivors;

@@ -138,8 +138,15 @@ class rt_heap {
                                    std::size_t align = default_alignment) noexcept;
 
     /// Binds the calling thread to a thread heap now (what the first allocate does). False when
-    /// every one of max_threads heaps is taken.
-    bool attach() noexcept { return local() != nullptr || bind() != nullptr; }
+    /// every one of max_threads heaps is taken. In real-time mode a thread heap without memory
+    /// also gets its first segment here, so the thread's first allocate does not grow it (and
+    /// touches lines this call brought into the cache): each attached thread holds at least one.
+    bool attach() noexcept {
+        if (local() != nullptr) return true;
+        thread_heap* h = bind();
+        if (h != nullptr && options_.real_time && h->segments == 0) (void)grow(*h, 1, default_alignment);
+        return h != nullptr;
+    }
 
     /// Takes back every block other threads freed into the calling thread's heap, and into the
     /// heaps of exited threads not yet adopted. O(those blocks).
