@@ -10,17 +10,15 @@
 #include <cstring>
 
 #include "process_heap.hpp"
+#include "rtmem/interpose/sizes.hpp"
 
 #define RTMEM_EXPORT extern "C" __attribute__((visibility("default")))
 
 using namespace rtmem::malloc_shim;
+using rtmem::interpose::checked_product;
+using rtmem::interpose::page_size;
 
 namespace {
-
-std::size_t page_size() noexcept {
-    static const std::size_t size = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    return size;
-}
 
 constexpr bool is_pow2(std::size_t a) noexcept {
     return a != 0 && (a & (a - 1)) == 0;
@@ -48,11 +46,7 @@ RTMEM_EXPORT void free(void* p) {
 
 RTMEM_EXPORT void* calloc(std::size_t n, std::size_t m) {
     std::size_t total = 0;
-    if (__builtin_mul_overflow(n, m, &total)) {
-        errno = ENOMEM;
-        return nullptr;
-    }
-    return allocate_zeroed(total);
+    return checked_product(n, m, total) ? allocate_zeroed(total) : nullptr;
 }
 
 RTMEM_EXPORT void* realloc(void* p, std::size_t size) {
@@ -61,11 +55,7 @@ RTMEM_EXPORT void* realloc(void* p, std::size_t size) {
 
 RTMEM_EXPORT void* reallocarray(void* p, std::size_t n, std::size_t m) {
     std::size_t total = 0;
-    if (__builtin_mul_overflow(n, m, &total)) {
-        errno = ENOMEM;
-        return nullptr;
-    }
-    return reallocate(p, total);
+    return checked_product(n, m, total) ? reallocate(p, total) : nullptr;
 }
 
 // glibc's memalign: up to 16 is malloc, a non-power of two is rounded up, past SIZE_MAX/2+1
