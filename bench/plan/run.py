@@ -9,7 +9,9 @@
 
 Part "demo": examples/demo's baseline variant (rtmem_demo, which counts heap calls and, with
 --profile, times each one) under glibc, under `rtmem run` (rt_heap alone), under `rtmem run
---plan` with a plan made from its own trace, and the hand-ported rtmem variant.
+--plan` with a plan made from its own trace, and the hand-ported rtmem variant. The demo's
+counting operator new is every allocation's first frame, so its sites are told apart only by
+unwinding: its plan is made with --plan-unwind-ns 0 (every site planned, the unwind paid).
 
 Part "programs": Debian programs nobody here wrote, each recorded on input A, planned, and run
 on a different input B under glibc, mimalloc (LD_PRELOAD), `rtmem run` (rt_heap alone) and
@@ -118,7 +120,7 @@ def columns(rtmem, plan, mimalloc, want_plan=True):
     return cols
 
 
-def make_plan(rtmem, trace_cmd, env, cwd, name, site_depth, stdin_path=None):
+def make_plan(rtmem, trace_cmd, env, cwd, name, site_depth, stdin_path=None, extra=()):
     """Records trace_cmd, writes NAME.plan.json; returns (plan path, advise's summary line)."""
     trace = os.path.join(cwd, name + ".rtt")
     plan = os.path.join(cwd, name + ".plan.json")
@@ -130,6 +132,7 @@ def make_plan(rtmem, trace_cmd, env, cwd, name, site_depth, stdin_path=None):
     cmd = [rtmem, "advise", trace, "--plan", plan]
     if site_depth:
         cmd += ["--site-depth", str(site_depth)]
+    cmd += list(extra)
     r = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return plan, r.stdout.splitlines()[0] if r.stdout else ""
 
@@ -305,7 +308,8 @@ def bench_programs(args, rtmem, mimalloc, out):
             served = served_by(cmd, e, work, p["cmd"]("B")[0], stdin("B"))
             matched = ""
             if col == "plan":  # one extra run for the exit summary: how many sites matched
-                stats = run_once(cmd, dict(e, RTMEM_PLAN_STATS="1"), work, stdin("B"))
+                stats = run_once(prefix[:2] + ["--stats"] + prefix[2:] + p["cmd"]("B"), e, work,
+                                 stdin("B"))
                 lines = [l for l in stats["stderr"].splitlines() if "sites matched" in l]
                 matched = re.sub(r"^rtmem run: pid \d+: ", "", lines[0]) if lines else ""
             runs = []
@@ -360,7 +364,7 @@ def bench_demo(args, rtmem, build, out):
         plan, plan_line = make_plan(rtmem, [demo, "--variant", "baseline", "--frames",
                                             str(args.trace_frames), "--entities",
                                             str(args.entities), "--no-progress"],
-                                    env, work, "demo", 0)
+                                    env, work, "demo", 0, extra=["--plan-unwind-ns", "0"])
     except subprocess.CalledProcessError as e:
         print(f"   record/advise failed: {e}", file=sys.stderr)
     variants = [("baseline, glibc", [], "baseline"),
@@ -392,8 +396,8 @@ def bench_demo(args, rtmem, build, out):
         }
     matched = ""
     if plan and has_plan_run(rtmem):  # the exit summary of one run: how many sites matched
-        r = subprocess.run([rtmem, "run", "--plan", plan, "--", demo, "--variant", "baseline"] +
-                           common, env=dict(env, RTMEM_PLAN_STATS="1"), cwd=work,
+        r = subprocess.run([rtmem, "run", "--stats", "--plan", plan, "--", demo, "--variant",
+                            "baseline"] + common, env=env, cwd=work,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         lines = [l for l in r.stderr.splitlines() if "sites matched" in l]
         matched = re.sub(r"^rtmem run: pid \d+: ", "", lines[0]) if lines else ""
@@ -420,7 +424,9 @@ def main():
     ap.add_argument("--part", choices=["all", "demo", "programs"], default="all")
     ap.add_argument("-n", "--runs", type=int, default=5, help="runs per program and column")
     ap.add_argument("--only", type=lambda s: s.split(","), help="programs, comma-separated")
-    ap.add_argument("--site-depth", type=int, default=3, help="advise --site-depth for programs")
+    ap.add_argument("--site-depth", type=int, default=1,
+                    help="advise --site-depth for programs (1: every site told apart by its "
+                         "first frame, so run --plan never unwinds)")
     ap.add_argument("--demo-runs", type=int, default=3)
     ap.add_argument("--frames", type=int, default=900)
     ap.add_argument("--trace-frames", type=int, default=300)
