@@ -74,6 +74,10 @@ int run_program(const run_args& a) {
     if (a.command.empty())
         throw rtmem::cli::usage_error("no program given (rtmem run -- PROGRAM ARGS...)");
     if (a.lock && a.realtime.empty()) throw rtmem::cli::usage_error("--lock needs --realtime");
+    if (!a.plan.empty() && !a.realtime.empty())
+        throw rtmem::cli::usage_error(
+            "--plan and --realtime cannot be combined yet: the plan's strategies take memory "
+            "from the OS as they grow, which real-time mode promises never to do");
     if (!a.plan.empty()) rtmem::cli::apply_plan(a.plan, a.stats);
     else unsetenv(rtmem::malloc_contract::env_plan);
     const std::string lib = find_malloc_library();

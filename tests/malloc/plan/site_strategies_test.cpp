@@ -73,6 +73,13 @@ TEST(SiteStrategies, EachDeclinesWhatItCannotServe) {
     region.deallocate(q, 1000, 16);
 }
 
+TEST(SiteStrategies, APoolWithABlockLargerThanASpanServesNothing) {
+    one_site pool(strategy::pool, span_bytes);
+    EXPECT_EQ(pool.allocate(0, 16), nullptr);
+    EXPECT_EQ(pool.allocate(100, 16), nullptr);
+    EXPECT_EQ(pool.site.counters().served, 0u);
+}
+
 TEST(SiteStrategies, ARegionChunkIsRecycledWhenItsLastBlockIsFreed) {
     one_site region(strategy::region, 64 * 1024);
     void* kept = region.allocate(100, 16);  // lives throughout: its chunk is never recycled

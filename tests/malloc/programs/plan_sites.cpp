@@ -5,8 +5,14 @@
 //   300 (calloc)             make_keeper    region; one block kept until exit
 //   72 (malloc)              shared_buffer  called from buffer_a: planned with 2 frames
 //   88 (malloc)              shared_buffer  called from buffer_b: the same frame 0, unplanned
+// Then it forks while another thread allocates at the pool site: each child allocates there
+// too (a site lock inherited held would hang it).
 // Prints a checksum of everything it wrote, identical whatever allocator serves it.
 #include <malloc.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
 
 #include <condition_variable>
 #include <cstdint>
@@ -160,6 +166,23 @@ int main() {
         std::free(a);
         std::free(b);
     }
+    std::atomic<bool> stop{false};
+    std::thread churn([&] {
+        while (!stop.load()) delete make_node(1);
+    });
+    for (int i = 0; i < 20; ++i) {
+        const pid_t child = fork();
+        if (child == 0) {
+            for (int k = 0; k < 100; ++k) delete make_node(k);
+            _exit(0);
+        }
+        int status = 0;
+        if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+            WEXITSTATUS(status) != 0)
+            return 5;
+    }
+    stop = true;
+    churn.join();
     std::printf("checksum %016llx\n", static_cast<unsigned long long>(g_sum));
     std::free(kept);
     return 0;

@@ -17,16 +17,13 @@
 #include <string_view>
 #include <utility>
 
+#include "caller_frames.hpp"
 #include "plan_text.hpp"
 #include "rtmem/interpose/guard.hpp"
 #include "rtmem/malloc/contract.hpp"
 #include "rtmem/malloc/plan_contract.hpp"
 #include "site_strategies.hpp"
 
-#if RTMEM_PLAN_UNWIND
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-#endif
 
 namespace rtmem::site_plan {
 
@@ -148,13 +145,16 @@ __attribute__((destructor)) void print_summary() {
                   "rtmem run: pid %d: plan: %u of %u sites matched (%u resolved; %u of %u modules "
                   "loaded); "
                   "served: pool %llu, region %llu, thread_stack %llu; %llu requests of planned "
-                  "sites to the general heap; %llu frees; %zu spans of %zu KiB used\n",
+                  "sites to the general heap; %llu frees; %zu spans of %zu KiB used; caller "
+                  "frames %llu from the cache, %llu unwound\n",
                   pid, matched, g_site_count, resolved, g_modules_loaded, g_modules,
                   static_cast<unsigned long long>(served[0]),
                   static_cast<unsigned long long>(served[1]),
                   static_cast<unsigned long long>(served[2]),
                   static_cast<unsigned long long>(declined), static_cast<unsigned long long>(freed),
-                  g_arena.spans_used(), span_bytes >> 10);
+                  g_arena.spans_used(), span_bytes >> 10,
+                  static_cast<unsigned long long>(caller_frame_stats().cached),
+                  static_cast<unsigned long long>(caller_frame_stats().unwound));
     say(g_stats_fd, line);
 }
 
@@ -196,7 +196,6 @@ bool build(const plan_text& text) noexcept {
     g_candidates = static_cast<std::uint32_t*>(map_zeroed(4 * (g_site_count + 1)));
     if (g_sites == nullptr || g_info == nullptr || frames == nullptr || g_candidates == nullptr)
         return false;
-    if (!g_arena.reserve(range_bytes)) return false;
     std::uint32_t used_frames = 0, resolved = 0;
     for (std::uint32_t i = 0; i < g_site_count; ++i) {
         const plan_text_site& s = text.sites[i];
@@ -214,6 +213,11 @@ bool build(const plan_text& text) noexcept {
         resolved += info.resolved ? 1 : 0;
     }
 
+    // Nothing of the plan in this process (another program, a child that exec'd): no range,
+    // no table; the summary still says so.
+    if (resolved == 0) return true;
+    if (!g_arena.reserve(range_bytes)) return false;
+
     // The table: frame-0 addresses, at most a quarter full (a miss is almost always one probe).
     std::uint64_t cap = 64;
     while (cap < 4ull * resolved) cap *= 2;
@@ -227,9 +231,14 @@ bool build(const plan_text& text) noexcept {
         std::size_t j = slot_of(ra, cap - 1);
         while (slots[j].ra != 0 && slots[j].ra != ra) j = (j + 1) & (cap - 1);
         if (slots[j].ra == ra) continue;  // grouped when its first site was met
-        slots[j] = {ra, next, 0};
+        std::uint32_t count = 0;
         for (std::uint32_t k = i; k < g_site_count; ++k)
-            if (g_info[k].resolved && g_info[k].frames[0] == ra) g_candidates[next + slots[j].count++] = k;
+            if (g_info[k].resolved && g_info[k].frames[0] == ra) g_candidates[next + count++] = k;
+        if (count == 1 && g_info[i].nframes == 1) {  // the common case: frame 0 is the site
+            slots[j] = {ra, i, 0};
+            continue;
+        }
+        slots[j] = {ra, next, count};
         // Deepest first: insertion sort on a handful.
         for (std::uint32_t a = 1; a < slots[j].count; ++a)
             for (std::uint32_t b = a; b > 0 && g_info[g_candidates[next + b]].nframes >
@@ -238,7 +247,7 @@ bool build(const plan_text& text) noexcept {
                 std::swap(g_candidates[next + b], g_candidates[next + b - 1]);
         next += slots[j].count;
     }
-    g_table_storage = {cap - 1, slots};
+    g_table_storage = {cap - 1, slots, g_sites};
     return true;
 }
 
@@ -252,35 +261,12 @@ __attribute__((constructor)) void load_plan() {
     const char* error = parse_plan_text(env, text, map_zeroed);
     if (error != nullptr) return fail(error);
     if (!build(text)) return fail("cannot map its tables or reserve its address range");
+    if (g_arena.size() == 0) return;  // no site resolved: nothing to route
     pthread_atfork(lock_all, unlock_all, unlock_all);
+    caller_frames_init(g_stats_fd >= 0);
     g_range_size.store(g_arena.size(), std::memory_order_relaxed);
     g_range_base.store(g_arena.base(), std::memory_order_relaxed);
     g_table.store(&g_table_storage, std::memory_order_release);
-}
-
-// Does the stack above frame 0 (ra) match the site's deeper frames?
-bool deeper_frames_match(const site_info& s, std::uintptr_t ra, std::uintptr_t* stack,
-                         int& depth) noexcept {
-#if RTMEM_PLAN_UNWIND
-    if (depth < 0) {  // unwind once per allocation, only for sites that need it
-        void* raw[max_frames + 8];
-        interpose::guard_scope guard;
-        const int n = unw_backtrace(raw, static_cast<int>(max_frames + 8));
-        int first = 0;
-        while (first < n && first < 8 && reinterpret_cast<std::uintptr_t>(raw[first]) != ra) ++first;
-        depth = 0;
-        if (first < n && first < 8)
-            for (int i = first; i < n && depth < static_cast<int>(max_frames); ++i)
-                stack[depth++] = reinterpret_cast<std::uintptr_t>(raw[i]);
-    }
-    if (static_cast<std::uint32_t>(depth) < s.nframes) return false;
-    for (std::uint32_t k = 1; k < s.nframes; ++k)
-        if (stack[k] != s.frames[k]) return false;
-    return true;
-#else
-    (void)s, (void)ra, (void)stack, (void)depth;
-    return false;  // without libunwind, only single-frame sites are recognised
-#endif
 }
 
 }  // namespace
@@ -293,23 +279,23 @@ void* allocate_recognised(const recognition_table* t, std::size_t slot, std::uin
         if (e.ra == ra) break;
     }
     const recognition_slot& e = t->slots[slot];
+    if (e.count == 0) return g_sites[e.first].allocate(size, align);
+    // Candidates deepest first: the first one's frames are all any of them needs.
     std::uintptr_t stack[max_frames];
-    int depth = -1;
+    const int want = static_cast<int>(g_info[g_candidates[e.first]].nframes);
+    const int depth = want > 1 ? caller_frames(ra, reinterpret_cast<std::uintptr_t>(
+                                                       __builtin_frame_address(0)),
+                                               stack, want)
+                               : 1;
     for (std::uint32_t c = 0; c < e.count; ++c) {
         const std::uint32_t site = g_candidates[e.first + c];
         const site_info& s = g_info[site];
-        if (s.nframes > 1 && !deeper_frames_match(s, ra, stack, depth)) continue;
-        return g_sites[site].allocate(size, align);
+        if (static_cast<std::uint32_t>(depth) < s.nframes) continue;
+        bool same = true;
+        for (std::uint32_t k = 1; same && k < s.nframes; ++k) same = stack[k] == s.frames[k];
+        if (same) return g_sites[site].allocate(size, align);
     }
     return nullptr;
-}
-
-void deallocate(void* p) noexcept {
-    g_sites[site_of(p)].deallocate(p);
-}
-
-std::size_t usable_size(const void* p) noexcept {
-    return g_sites[site_of(p)].usable_size(p);
 }
 
 }  // namespace rtmem::site_plan

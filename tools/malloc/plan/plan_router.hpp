@@ -7,17 +7,20 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "site_strategies.hpp"
+
 namespace rtmem::site_plan {
 
 struct recognition_slot {
     std::uintptr_t ra;      ///< absolute frame-0 address; 0: empty
-    std::uint32_t first;    ///< into the candidate list: the sites whose frame 0 this is
-    std::uint32_t count;
+    std::uint32_t first;    ///< count 0: the site (its one frame is frame 0); else into the
+    std::uint32_t count;    ///< candidate list: the sites whose frame 0 this is, deepest first
 };
 
 struct recognition_table {
     std::uint64_t mask;
     recognition_slot* slots;
+    planned_site* sites;
 };
 
 /// Published once the plan is loaded (never when there is none).
@@ -30,7 +33,7 @@ extern std::atomic<std::size_t> g_range_size;
     return static_cast<std::size_t>(((ra * 0x9e3779b97f4a7c15ull) >> 32) & mask);
 }
 
-/// The probe chain past the first slot, deeper frames, the site's strategy.
+/// The probe chain past the first slot, and the sites that need deeper frames.
 void* allocate_recognised(const recognition_table* t, std::size_t slot, std::uintptr_t ra,
                           std::size_t size, std::size_t align) noexcept;
 
@@ -42,7 +45,9 @@ void* allocate_recognised(const recognition_table* t, std::size_t slot, std::uin
     if (t == nullptr) return nullptr;
     const auto key = reinterpret_cast<std::uintptr_t>(ra);
     const std::size_t i = slot_of(key, t->mask);
-    if (t->slots[i].ra == 0) [[likely]] return nullptr;
+    const recognition_slot& e = t->slots[i];
+    if (e.ra == 0) [[likely]] return nullptr;
+    if (e.ra == key && e.count == 0) return t->sites[e.first].allocate(size, align);
     return allocate_recognised(t, i, key, size, align);
 }
 
@@ -51,8 +56,12 @@ void* allocate_recognised(const recognition_table* t, std::size_t slot, std::uin
            g_range_size.load(std::memory_order_relaxed);
 }
 
-/// p: a planned block (owns(p)).
-void deallocate(void* p) noexcept;
-std::size_t usable_size(const void* p) noexcept;
+/// p: a planned block (owns(p): the table is published).
+inline void deallocate(void* p) noexcept {
+    g_table.load(std::memory_order_relaxed)->sites[site_of(p)].deallocate(p);
+}
+inline std::size_t usable_size(const void* p) noexcept {
+    return g_table.load(std::memory_order_relaxed)->sites[site_of(p)].usable_size(p);
+}
 
 }  // namespace rtmem::site_plan

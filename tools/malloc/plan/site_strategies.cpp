@@ -20,7 +20,7 @@ char* first_block(span_header* s) noexcept {
 
 }  // namespace
 
-void site_lock::lock() noexcept {
+void site_lock::lock_contended() noexcept {
     for (unsigned spins = 0;; ++spins) {
         if (!held_.load(std::memory_order_relaxed) &&
             !held_.exchange(true, std::memory_order_acquire))
@@ -91,8 +91,10 @@ void planned_site::configure(span_arena* arena, std::uint32_t index, strategy s,
 }
 
 void* planned_site::allocate(std::size_t size, std::size_t align) noexcept {
-    const bool fits = align <= block_align &&
-                      (kind_ == strategy::pool ? size <= block_ : size <= max_request_);
+    // A pool whose block is larger than a span serves nothing (block_ 0), not even size 0.
+    const bool fits = align <= block_align && (kind_ == strategy::pool
+                                                   ? block_ != 0 && size <= block_
+                                                   : size <= max_request_);
     lock_.lock();
     void* p = nullptr;
     if (fits) p = kind_ == strategy::pool ? pool_allocate() : region_allocate(size);

@@ -26,10 +26,15 @@ enum class strategy : std::uint8_t { pool, region };
 /// A lock per site: an allocation and a free from different threads meet here.
 class site_lock {
   public:
-    void lock() noexcept;
+    void lock() noexcept {
+        if (!held_.exchange(true, std::memory_order_acquire)) [[likely]]
+            return;
+        lock_contended();
+    }
     void unlock() noexcept { held_.store(false, std::memory_order_release); }
 
   private:
+    void lock_contended() noexcept;
     std::atomic<bool> held_{false};
 };
 
