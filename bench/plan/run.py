@@ -302,28 +302,32 @@ def bench_programs(args, rtmem, mimalloc, out):
             print(f"   record/advise failed: {e}", file=sys.stderr)
         cols = columns(rtmem, plan, mimalloc)
         row = {"what": p["what"], "plan": plan_line, "columns": {}}
+        served, matched, runs = {}, {}, {col: [] for col, _, _ in cols}
         for col, prefix, extra in cols:
-            cmd = prefix + p["cmd"]("B")
             e = dict(env, **extra)
-            served = served_by(cmd, e, work, p["cmd"]("B")[0], stdin("B"))
-            matched = ""
+            served[col] = served_by(prefix + p["cmd"]("B"), e, work, p["cmd"]("B")[0], stdin("B"))
+            matched[col] = ""
             if col == "plan":  # one extra run for the exit summary: how many sites matched
                 stats = run_once(prefix[:2] + ["--stats"] + prefix[2:] + p["cmd"]("B"), e, work,
                                  stdin("B"))
                 lines = [l for l in stats["stderr"].splitlines() if "sites matched" in l]
-                matched = re.sub(r"^rtmem run: pid \d+: ", "", lines[0]) if lines else ""
-            runs = []
-            for k in range(args.runs):
+                matched[col] = re.sub(r"^rtmem run: pid \d+: ", "", lines[0]) if lines else ""
+        # Round-robin: the machine's slow spells hit every column alike.
+        for k in range(args.runs):
+            for col, prefix, extra in cols:
                 print(f"   {name} B under {col}: run {k + 1}/{args.runs}", file=sys.stderr)
-                runs.append(run_once(cmd, e, work, stdin("B"), outs("B")))
+                runs[col].append(run_once(prefix + p["cmd"]("B"), dict(env, **extra), work,
+                                          stdin("B"), outs("B")))
+        for col, _, _ in cols:
+            rs = runs[col]
             row["columns"][col] = {
-                "served_by": served,
-                "plan_summary": matched,
-                "wall_s": summary([r["wall_s"] for r in runs]),
-                "cpu_s": summary([r["cpu_s"] for r in runs]),
-                "rss_mib": summary([r["rss_mib"] for r in runs]),
-                "digests": sorted({r["digest"] for r in runs}),
-                "stderr_tail": runs[-1]["stderr"][-400:],
+                "served_by": served[col],
+                "plan_summary": matched[col],
+                "wall_s": summary([r["wall_s"] for r in rs]),
+                "cpu_s": summary([r["cpu_s"] for r in rs]),
+                "rss_mib": summary([r["rss_mib"] for r in rs]),
+                "digests": sorted({r["digest"] for r in rs}),
+                "stderr_tail": rs[-1]["stderr"][-400:],
             }
         digests = {d for c in row["columns"].values() for d in c["digests"]}
         row["outputs_identical"] = len(digests) == 1
@@ -373,12 +377,12 @@ def bench_demo(args, rtmem, build, out):
         variants.append(("baseline, rtmem run --plan", [rtmem, "run", "--plan", plan, "--"],
                          "baseline"))
     variants.append(("hand-ported rtmem variant", [], "rtmem"))
-    rows = {}
-    for label, prefix, variant in variants:
-        timed, profiled = [], []
-        for k in range(args.demo_runs):
+    timed = {label: [] for label, _, _ in variants}
+    profiled = {label: [] for label, _, _ in variants}
+    for k in range(args.demo_runs):  # round-robin: slow spells hit every variant alike
+        for label, prefix, variant in variants:
             print(f"   demo {label}: run {k + 1}/{args.demo_runs}", file=sys.stderr)
-            for profile, sink in ((False, timed), (True, profiled)):
+            for profile, sink in ((False, timed[label]), (True, profiled[label])):
                 j = os.path.join(work, f"run.{'p' if profile else 't'}.json")
                 cmd = prefix + [demo, "--variant", variant, "--json", j] + common
                 if profile:
@@ -386,13 +390,16 @@ def bench_demo(args, rtmem, build, out):
                 subprocess.run(cmd, env=env, cwd=work, stdout=subprocess.DEVNULL, check=True)
                 with open(j) as f:
                     sink.append(json.load(f))
+    rows = {}
+    for label, _, _ in variants:
+        t, pr = timed[label], profiled[label]
         rows[label] = {
-            "p50_ms": summary([t["frame_ms"]["p50"] for t in timed]),
-            "p99_ms": summary([t["frame_ms"]["p99"] for t in timed]),
-            "max_ms": summary([t["frame_ms"]["max"] for t in timed]),
-            "alloc_us_per_frame": summary([p.get("alloc_us_per_frame", 0) for p in profiled]),
-            "rss_mib": summary([t["peak_rss_mib"] for t in timed]),
-            "checksums": sorted({t["checksum"] for t in timed}),
+            "p50_ms": summary([x["frame_ms"]["p50"] for x in t]),
+            "p99_ms": summary([x["frame_ms"]["p99"] for x in t]),
+            "max_ms": summary([x["frame_ms"]["max"] for x in t]),
+            "alloc_us_per_frame": summary([x.get("alloc_us_per_frame", 0) for x in pr]),
+            "rss_mib": summary([x["peak_rss_mib"] for x in t]),
+            "checksums": sorted({x["checksum"] for x in t}),
         }
     matched = ""
     if plan and has_plan_run(rtmem):  # the exit summary of one run: how many sites matched
