@@ -193,6 +193,30 @@ TEST(PlanRun, EveryPlannedSiteIsServedByItsStrategy) {
     EXPECT_NE(r.summary.find("plan: 4 of 4 sites matched"), std::string::npos) << r.summary;
 }
 
+// The advisor's own plan (rtmem advise --plan) runs: the program's output unchanged, most of
+// what the plan names served by its strategies.
+TEST(PlanRun, TheAdvisorsPlanRuns) {
+    const fs::path plan_path = recording().dir / "advised.json";
+    const auto advise = rtmem::test::run_shell(std::string(RTMEM_CLI) + " advise --plan " +
+                                               plan_path.string() + " " +
+                                               (recording().dir / "sites.rtt").string() +
+                                               " >/dev/null 2>&1");
+    ASSERT_EQ(advise.status, 0);
+    const plan advised = rtmem::analyze::read_plan_file(plan_path.string());
+    ASSERT_FALSE(advised.sites.empty());
+    const auto r = run_plan(plan_path);
+    ASSERT_EQ(r.result.status, 0) << r.summary;
+    EXPECT_EQ(r.result.out, recording().native_out);
+    const std::regex re("plan: ([0-9]+) of ([0-9]+) sites matched .*served: pool ([0-9]+), "
+                        "region ([0-9]+), thread_stack ([0-9]+)");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.summary, m, re)) << r.summary;
+    EXPECT_GE(std::stoul(m[1]), 1u) << r.summary;
+    EXPECT_EQ(std::stoul(m[2]), advised.sites.size());
+    // The four known sites alone make 35500 allocations; the advisor plans at least some.
+    EXPECT_GE(std::stoull(m[3]) + std::stoull(m[4]) + std::stoull(m[5]), 10000u) << r.summary;
+}
+
 // The replay routes the same allocations to the same strategies as the run.
 TEST(PlanRun, ReplayWithThePlanRoutesWhatTheRunRoutes) {
     const fs::path plan_path = write_plan(recording().p, "replay-plan.json");
