@@ -11,18 +11,16 @@
 
 #include "plan/plan_router.hpp"
 #include "process_heap.hpp"
+#include "rtmem/interpose/sizes.hpp"
 
 #define RTMEM_EXPORT extern "C" __attribute__((visibility("default")))
 
 using namespace rtmem::malloc_shim;
+using rtmem::interpose::checked_product;
+using rtmem::interpose::page_size;
 namespace site_plan = rtmem::site_plan;
 
 namespace {
-
-std::size_t page_size() noexcept {
-    static const std::size_t size = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    return size;
-}
 
 constexpr bool is_pow2(std::size_t a) noexcept {
     return a != 0 && (a & (a - 1)) == 0;
@@ -73,10 +71,7 @@ RTMEM_EXPORT void free(void* p) {
 
 RTMEM_EXPORT void* calloc(std::size_t n, std::size_t m) {
     std::size_t total = 0;
-    if (__builtin_mul_overflow(n, m, &total)) {
-        errno = ENOMEM;
-        return nullptr;
-    }
+    if (!checked_product(n, m, total)) return nullptr;
     if (void* planned = site_plan::try_allocate(total, 0, __builtin_return_address(0))) {
         std::memset(planned, 0, total);
         return planned;
@@ -92,10 +87,7 @@ RTMEM_EXPORT void* realloc(void* p, std::size_t size) {
 
 RTMEM_EXPORT void* reallocarray(void* p, std::size_t n, std::size_t m) {
     std::size_t total = 0;
-    if (__builtin_mul_overflow(n, m, &total)) {
-        errno = ENOMEM;
-        return nullptr;
-    }
+    if (!checked_product(n, m, total)) return nullptr;
     if (site_plan::owns(p)) [[unlikely]]
         return reallocate_planned(p, total);
     return reallocate(p, total);
