@@ -23,11 +23,19 @@ std::string span(const report_data& r) {
 // A sampled trace's figures are estimates: "~1.2 MiB ± 40.0 KiB".
 std::string bytes_figure(const report_data& r, std::uint64_t v, double error) {
     if (r.sample_interval == 0) return human_bytes(v);
-    return "~" + human_bytes(v) + " ± " + human_bytes(static_cast<std::uint64_t>(error + 0.5));
+    std::string out = "~";  // appended piecewise: GCC 12's -Wrestrict misfires on "~" + s at -O3
+    out += human_bytes(v);
+    out += " ± ";
+    out += human_bytes(static_cast<std::uint64_t>(error + 0.5));
+    return out;
 }
 std::string count_figure(const report_data& r, std::uint64_t v, double error) {
     if (r.sample_interval == 0) return std::to_string(v);
-    return "~" + std::to_string(v) + " ± " + std::to_string(static_cast<std::uint64_t>(error + 0.5));
+    std::string out = "~";
+    out += std::to_string(v);
+    out += " ± ";
+    out += std::to_string(static_cast<std::uint64_t>(error + 0.5));
+    return out;
 }
 
 void sampling_text(std::ostream& out, const report_data& r) {
