@@ -142,6 +142,17 @@ TEST_F(sampled_test, exact_counts_match_a_full_trace_and_estimates_match_the_tru
         ++checked;
     }
     EXPECT_GE(checked, 4);
+
+    // The outputs say what is estimated, and replay refuses a sample.
+    std::string text = run({RTMEM_CLI, "report", "--no-symbols", sampled}, dir_);
+    EXPECT_NE(text.find("sampled trace: one sample per 64.0 KiB"), std::string::npos) << text;
+    EXPECT_NE(text.find("bytes allocated ~"), std::string::npos) << text;
+    EXPECT_NE(text.find("calls (exact):"), std::string::npos) << text;
+    std::string advice = run({RTMEM_CLI, "advise", sampled}, dir_);
+    EXPECT_NE(advice.find("Sampled trace (one sample per 64.0 KiB"), std::string::npos) << advice;
+    int status = 0;
+    run({RTMEM_CLI, "replay", sampled}, dir_, {}, &status);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2);
 }
 
 TEST_F(sampled_test, start_stop_and_dump_from_c) {

@@ -46,7 +46,8 @@ void sampling_text(std::ostream& out, const report_data& r) {
         << r.sample_interval << ")) times), ± their 95% error (1.96 standard deviations, "
            "Horvitz-Thompson variance); "
         << (r.exact_calls ? "calls and requested bytes per call are exact (the tracer's counts)"
-                          : "no exact counts in this trace (it did not end cleanly)")
+            : r.windowed  ? "calls are the recorded events of the window (exact counts cover the whole run)"
+                          : "calls are the recorded events (no exact counts: the trace did not end cleanly)")
         << "; allocator time and temporaries are not measured\n";
     if (!r.exact_calls) return;
     out << "exact bytes requested:";
