@@ -216,6 +216,30 @@ TEST_F(sampled_test, start_stop_and_dump_from_c) {
     EXPECT_FALSE(fs::exists(dump + ".native"));
 }
 
+// Interval 1 byte: every block of 40 bytes or more is sampled (p = 1 - e^-40), so each entry
+// point's events are there, new/delete kept apart from malloc/free, every free matched.
+TEST_F(sampled_test, every_entry_point_records_when_sampled) {
+    std::string trace = (dir_ / "t.rtt").string();
+    run({RTMEM_CLI, "record", "--sample", "1", "-o", trace, "--", RTMEM_TRACE_SUBJECT, "basic"}, dir_);
+    trace_reader r(trace);
+    EXPECT_EQ(r.sample_interval(), 1u);
+    std::map<std::pair<op, std::uint64_t>, int> seen;
+    event e;
+    while (r.next(e)) ++seen[{e.kind, e.size}];
+    EXPECT_EQ((seen[{op::malloc, 12345}]), 1);
+    EXPECT_EQ((seen[{op::calloc, 12345}]), 1);
+    EXPECT_EQ((seen[{op::realloc, 23456}]), 1);
+    EXPECT_EQ((seen[{op::aligned_alloc, 34567}]), 1);
+    EXPECT_EQ((seen[{op::new_array, 321 * sizeof(int)}]), 1);
+    EXPECT_EQ((seen[{op::new_scalar, 64}]), 1);
+    EXPECT_EQ((seen[{op::new_array, 4321}]), 1);
+    auto rep = rtmem::analyze::analyze_events(r);
+    EXPECT_EQ(rep.unknown_frees, 0u);
+    ASSERT_NE(r.exact_counts(), nullptr);
+    EXPECT_GE(r.exact_counts()->calls[static_cast<std::size_t>(op::new_scalar)], 2u);
+    EXPECT_GE(r.exact_counts()->calls[static_cast<std::size_t>(op::delete_array)], 1u);
+}
+
 TEST_F(sampled_test, bad_sample_sizes_are_refused_before_the_run) {
     int status = 0;
     for (const char* bad : {"0", "12X", "K", "-5", "99999999999999"}) {

@@ -256,7 +256,8 @@ void* new_impl(op kind, std::size_t n, std::size_t align, bool nothrow, Real fn,
     }
     guard_scope g;
     if (sampling() || paused()) {  // bad_alloc passes through unrecorded
-        void* p = fn != nullptr ? fn(n, args...) : fallback_new(n, align, nothrow);
+        void* p = g_new_is_malloc && align == 0 ? real.malloc(n == 0 ? 1 : n) : nullptr;
+        if (p == nullptr) p = fn != nullptr ? fn(n, args...) : fallback_new(n, align, nothrow);
         if (sampling()) sampled_alloc(kind, n, align, p);
         return p;
     }
@@ -288,6 +289,10 @@ void delete_impl(op kind, void* p, std::size_t size, std::size_t align, Real fn,
     };
     if (tl_guard > 0 || !recording()) {
         call();
+        return;
+    }
+    if (g_new_is_malloc && align == 0 && (sampling() || paused())) {
+        traced_free(kind, p, size, align, [&] { real.free(p); });
         return;
     }
     traced_free(kind, p, size, align, call);

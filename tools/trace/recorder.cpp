@@ -21,6 +21,7 @@
 namespace rtmem::trace {
 
 bool g_use_tsc = false;
+bool g_new_is_malloc = false;
 std::uint32_t g_timing_period = trace_format::contract::default_timing_period;
 
 namespace internal {
@@ -352,6 +353,15 @@ void initialize() noexcept {
         g_state.store(disabled);
         return;
     }
+    auto from_libstdcxx = [](void* fn) {
+        Dl_info info{};
+        return fn != nullptr && dladdr(fn, &info) != 0 && info.dli_fname != nullptr &&
+               std::strstr(info.dli_fname, "libstdc++") != nullptr;
+    };
+    g_new_is_malloc = from_libstdcxx(reinterpret_cast<void*>(real.new_scalar)) &&
+                      from_libstdcxx(reinterpret_cast<void*>(real.new_array)) &&
+                      from_libstdcxx(reinterpret_cast<void*>(real.delete_scalar)) &&
+                      from_libstdcxx(reinterpret_cast<void*>(real.delete_array));
     ssize_t n = readlink("/proc/self/exe", g_exe, sizeof g_exe - 1);
     g_exe[n > 0 ? n : 0] = 0;
     g_depth = static_cast<int>(parse_u64(getenv(contract::env_depth), std::uint64_t{contract::default_depth}));

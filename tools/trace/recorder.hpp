@@ -124,6 +124,11 @@ struct call_timing {
     }
 };
 
+/// The next operator new/new[]/delete/delete[] (unaligned) are libstdc++'s, which are malloc
+/// and free plus a new_handler loop: sampled and paused modes then call malloc and free
+/// directly, skipping two interposed frames per call (the handler loop still runs on failure).
+extern bool g_new_is_malloc;
+
 /// Records one call; `time` (ticks) is when it took effect, `duration` the ticks spent in
 /// `real` when `timed`.
 void record(op kind, std::uint64_t size, std::size_t align, const void* ptr, const void* old_ptr,
