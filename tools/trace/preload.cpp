@@ -25,12 +25,18 @@ std::size_t page_size() noexcept {
     return size;
 }
 
-// Sampled mode: counts the allocation, records it (with its stack) only when sampled.
-void sampled_alloc(op kind, std::size_t size, std::size_t align, void* p) noexcept {
+// Sampled mode: records a sampled block (with its stack). Out of line: once per interval.
+__attribute__((noinline)) void record_sampled(op kind, std::size_t size, std::size_t align,
+                                              void* p) noexcept {
+    if (remember_sampled(p)) record(kind, size, align, p, nullptr, ticks(), 0, false, false);
+}
+
+// Sampled mode: counts the allocation, records it only when sampled (inline: every call).
+inline void sampled_alloc(op kind, std::size_t size, std::size_t align, void* p) noexcept {
     if (paused()) return;
     count_call(kind, size);
-    if (p == nullptr || !sample_allocation(size) || !remember_sampled(p)) return;
-    record(kind, size, align, p, nullptr, ticks(), 0, false, false);
+    if (p != nullptr && sample_allocation(size)) [[unlikely]]
+        record_sampled(kind, size, align, p);
 }
 
 // Calls `call` (returning the new pointer) and records it as an allocation.

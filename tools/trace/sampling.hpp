@@ -22,7 +22,7 @@ inline bool sampling() noexcept {
 }
 
 extern constinit thread_local std::int64_t tl_sample_left;  ///< bytes to the next sample
-bool sample_slow(std::uint64_t size) noexcept;
+__attribute__((noinline)) bool sample_slow(std::uint64_t size) noexcept;
 
 /// Whether an allocation of `size` bytes is sampled (counts it down in any case).
 inline bool sample_allocation(std::uint64_t size) noexcept {
@@ -32,7 +32,7 @@ inline bool sample_allocation(std::uint64_t size) noexcept {
         tl_sample_left = left;
         return false;
     }
-    return sample_slow(size);
+    return sample_slow(size);  // (a draw: once per interval)
 }
 
 namespace internal {
