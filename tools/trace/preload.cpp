@@ -12,18 +12,15 @@
 #include <new>
 
 #include "recorder.hpp"
+#include "rtmem/interpose/sizes.hpp"
 #include "sampling.hpp"
 
 #define RTMEM_EXPORT extern "C" __attribute__((visibility("default")))
 
 using namespace rtmem::trace;
+using rtmem::interpose::page_size;
 
 namespace {
-
-std::size_t page_size() noexcept {
-    static const std::size_t size = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    return size;
-}
 
 // Sampled mode: records a sampled block (with its stack). Out of line: once per interval.
 __attribute__((noinline)) void record_sampled(op kind, std::size_t size, std::size_t align,
@@ -176,11 +173,7 @@ RTMEM_EXPORT void* realloc(void* old, std::size_t n) {
 
 RTMEM_EXPORT void* reallocarray(void* old, std::size_t n, std::size_t m) {
     std::size_t total = 0;
-    if (__builtin_mul_overflow(n, m, &total)) {
-        errno = ENOMEM;
-        return nullptr;
-    }
-    return realloc(old, total);
+    return rtmem::interpose::checked_product(n, m, total) ? realloc(old, total) : nullptr;
 }
 
 RTMEM_EXPORT void* memalign(std::size_t align, std::size_t n) {
