@@ -9,7 +9,9 @@
 
 Part "demo": examples/demo's baseline variant (rtmem_demo, which counts heap calls and, with
 --profile, times each one) under glibc, under `rtmem run` (rt_heap alone), under `rtmem run
---plan` with a plan made from its own trace, and the hand-ported rtmem variant.
+--plan` with a plan made from its own trace, and the hand-ported rtmem variant. The demo's
+counting operator new is every allocation's first frame, so its sites are told apart only by
+unwinding: its plan is made with --plan-unwind-ns 0 (every site planned, the unwind paid).
 
 Part "programs": Debian programs nobody here wrote, each recorded on input A, planned, and run
 on a different input B under glibc, mimalloc (LD_PRELOAD), `rtmem run` (rt_heap alone) and
@@ -118,7 +120,7 @@ def columns(rtmem, plan, mimalloc, want_plan=True):
     return cols
 
 
-def make_plan(rtmem, trace_cmd, env, cwd, name, site_depth, stdin_path=None):
+def make_plan(rtmem, trace_cmd, env, cwd, name, site_depth, stdin_path=None, extra=()):
     """Records trace_cmd, writes NAME.plan.json; returns (plan path, advise's summary line)."""
     trace = os.path.join(cwd, name + ".rtt")
     plan = os.path.join(cwd, name + ".plan.json")
@@ -130,6 +132,7 @@ def make_plan(rtmem, trace_cmd, env, cwd, name, site_depth, stdin_path=None):
     cmd = [rtmem, "advise", trace, "--plan", plan]
     if site_depth:
         cmd += ["--site-depth", str(site_depth)]
+    cmd += list(extra)
     r = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return plan, r.stdout.splitlines()[0] if r.stdout else ""
 
@@ -299,27 +302,32 @@ def bench_programs(args, rtmem, mimalloc, out):
             print(f"   record/advise failed: {e}", file=sys.stderr)
         cols = columns(rtmem, plan, mimalloc)
         row = {"what": p["what"], "plan": plan_line, "columns": {}}
+        served, matched, runs = {}, {}, {col: [] for col, _, _ in cols}
         for col, prefix, extra in cols:
-            cmd = prefix + p["cmd"]("B")
             e = dict(env, **extra)
-            served = served_by(cmd, e, work, p["cmd"]("B")[0], stdin("B"))
-            matched = ""
+            served[col] = served_by(prefix + p["cmd"]("B"), e, work, p["cmd"]("B")[0], stdin("B"))
+            matched[col] = ""
             if col == "plan":  # one extra run for the exit summary: how many sites matched
-                stats = run_once(cmd, dict(e, RTMEM_PLAN_STATS="1"), work, stdin("B"))
+                stats = run_once(prefix[:2] + ["--stats"] + prefix[2:] + p["cmd"]("B"), e, work,
+                                 stdin("B"))
                 lines = [l for l in stats["stderr"].splitlines() if "sites matched" in l]
-                matched = re.sub(r"^rtmem run: pid \d+: ", "", lines[0]) if lines else ""
-            runs = []
-            for k in range(args.runs):
+                matched[col] = re.sub(r"^rtmem run: pid \d+: ", "", lines[0]) if lines else ""
+        # Round-robin: the machine's slow spells hit every column alike.
+        for k in range(args.runs):
+            for col, prefix, extra in cols:
                 print(f"   {name} B under {col}: run {k + 1}/{args.runs}", file=sys.stderr)
-                runs.append(run_once(cmd, e, work, stdin("B"), outs("B")))
+                runs[col].append(run_once(prefix + p["cmd"]("B"), dict(env, **extra), work,
+                                          stdin("B"), outs("B")))
+        for col, _, _ in cols:
+            rs = runs[col]
             row["columns"][col] = {
-                "served_by": served,
-                "plan_summary": matched,
-                "wall_s": summary([r["wall_s"] for r in runs]),
-                "cpu_s": summary([r["cpu_s"] for r in runs]),
-                "rss_mib": summary([r["rss_mib"] for r in runs]),
-                "digests": sorted({r["digest"] for r in runs}),
-                "stderr_tail": runs[-1]["stderr"][-400:],
+                "served_by": served[col],
+                "plan_summary": matched[col],
+                "wall_s": summary([r["wall_s"] for r in rs]),
+                "cpu_s": summary([r["cpu_s"] for r in rs]),
+                "rss_mib": summary([r["rss_mib"] for r in rs]),
+                "digests": sorted({r["digest"] for r in rs}),
+                "stderr_tail": rs[-1]["stderr"][-400:],
             }
         digests = {d for c in row["columns"].values() for d in c["digests"]}
         row["outputs_identical"] = len(digests) == 1
@@ -360,7 +368,7 @@ def bench_demo(args, rtmem, build, out):
         plan, plan_line = make_plan(rtmem, [demo, "--variant", "baseline", "--frames",
                                             str(args.trace_frames), "--entities",
                                             str(args.entities), "--no-progress"],
-                                    env, work, "demo", 0)
+                                    env, work, "demo", 0, extra=["--plan-unwind-ns", "0"])
     except subprocess.CalledProcessError as e:
         print(f"   record/advise failed: {e}", file=sys.stderr)
     variants = [("baseline, glibc", [], "baseline"),
@@ -369,12 +377,12 @@ def bench_demo(args, rtmem, build, out):
         variants.append(("baseline, rtmem run --plan", [rtmem, "run", "--plan", plan, "--"],
                          "baseline"))
     variants.append(("hand-ported rtmem variant", [], "rtmem"))
-    rows = {}
-    for label, prefix, variant in variants:
-        timed, profiled = [], []
-        for k in range(args.demo_runs):
+    timed = {label: [] for label, _, _ in variants}
+    profiled = {label: [] for label, _, _ in variants}
+    for k in range(args.demo_runs):  # round-robin: slow spells hit every variant alike
+        for label, prefix, variant in variants:
             print(f"   demo {label}: run {k + 1}/{args.demo_runs}", file=sys.stderr)
-            for profile, sink in ((False, timed), (True, profiled)):
+            for profile, sink in ((False, timed[label]), (True, profiled[label])):
                 j = os.path.join(work, f"run.{'p' if profile else 't'}.json")
                 cmd = prefix + [demo, "--variant", variant, "--json", j] + common
                 if profile:
@@ -382,18 +390,21 @@ def bench_demo(args, rtmem, build, out):
                 subprocess.run(cmd, env=env, cwd=work, stdout=subprocess.DEVNULL, check=True)
                 with open(j) as f:
                     sink.append(json.load(f))
+    rows = {}
+    for label, _, _ in variants:
+        t, pr = timed[label], profiled[label]
         rows[label] = {
-            "p50_ms": summary([t["frame_ms"]["p50"] for t in timed]),
-            "p99_ms": summary([t["frame_ms"]["p99"] for t in timed]),
-            "max_ms": summary([t["frame_ms"]["max"] for t in timed]),
-            "alloc_us_per_frame": summary([p.get("alloc_us_per_frame", 0) for p in profiled]),
-            "rss_mib": summary([t["peak_rss_mib"] for t in timed]),
-            "checksums": sorted({t["checksum"] for t in timed}),
+            "p50_ms": summary([x["frame_ms"]["p50"] for x in t]),
+            "p99_ms": summary([x["frame_ms"]["p99"] for x in t]),
+            "max_ms": summary([x["frame_ms"]["max"] for x in t]),
+            "alloc_us_per_frame": summary([x.get("alloc_us_per_frame", 0) for x in pr]),
+            "rss_mib": summary([x["peak_rss_mib"] for x in t]),
+            "checksums": sorted({x["checksum"] for x in t}),
         }
     matched = ""
     if plan and has_plan_run(rtmem):  # the exit summary of one run: how many sites matched
-        r = subprocess.run([rtmem, "run", "--plan", plan, "--", demo, "--variant", "baseline"] +
-                           common, env=dict(env, RTMEM_PLAN_STATS="1"), cwd=work,
+        r = subprocess.run([rtmem, "run", "--stats", "--plan", plan, "--", demo, "--variant",
+                            "baseline"] + common, env=env, cwd=work,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         lines = [l for l in r.stderr.splitlines() if "sites matched" in l]
         matched = re.sub(r"^rtmem run: pid \d+: ", "", lines[0]) if lines else ""
@@ -420,7 +431,9 @@ def main():
     ap.add_argument("--part", choices=["all", "demo", "programs"], default="all")
     ap.add_argument("-n", "--runs", type=int, default=5, help="runs per program and column")
     ap.add_argument("--only", type=lambda s: s.split(","), help="programs, comma-separated")
-    ap.add_argument("--site-depth", type=int, default=3, help="advise --site-depth for programs")
+    ap.add_argument("--site-depth", type=int, default=1,
+                    help="advise --site-depth for programs (1: every site told apart by its "
+                         "first frame, so run --plan never unwinds)")
     ap.add_argument("--demo-runs", type=int, default=3)
     ap.add_argument("--frames", type=int, default=900)
     ap.add_argument("--trace-frames", type=int, default=300)

@@ -83,6 +83,7 @@ void expect_advice(const json& j, const advice& a) {
     const auto& c = a.result;
     std::set<std::string> want = {"events",      "allocations", "frees",
                                   "frames",      "duration_ns", "unknown_frees",
+                                  "sample_interval",
                                   "recorded_ns", "estimated_ns", "estimated_saved_ns",
                                   "ranking",     "thresholds",  "sites"};
     if (a.measured) want.insert("measurement");
@@ -93,6 +94,7 @@ void expect_advice(const json& j, const advice& a) {
     EXPECT_EQ(j.at("frames").get<std::uint64_t>(), c.frames);
     EXPECT_EQ(j.at("duration_ns").get<std::uint64_t>(), c.duration_ns);
     EXPECT_EQ(j.at("unknown_frees").get<std::uint64_t>(), c.unknown_frees);
+    EXPECT_EQ(j.at("sample_interval").get<std::uint64_t>(), c.sample_interval);
     EXPECT_EQ(j.at("recorded_ns").get<std::uint64_t>(), c.recorded_ns);
     EXPECT_DOUBLE_EQ(j.at("estimated_ns").get<double>(), a.baseline_ns);
     EXPECT_DOUBLE_EQ(j.at("estimated_saved_ns").get<double>(), a.saved_ns);

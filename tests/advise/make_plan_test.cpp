@@ -140,7 +140,9 @@ TEST(MakePlan, EachSiteKeepsTheFewestFramesThatTellItApart) {
     for (auto s : {a, b, c, d, e, h}) churn(t, s, 32);
     t.free(t.alloc(g, 100));  // too few allocations: general, never planned
     site_map sites(t);
-    const plan p = plan_of(t);
+    plan_options free_unwind;
+    free_unwind.unwind_ns = 0;  // the recognition cost is tested below
+    const plan p = plan_of(t, free_unwind);
     auto depth_of = [&](std::uint32_t stack) {
         const auto* s = find(p, sites.site_of(stack));
         return s == nullptr ? std::size_t{99} : s->frames.size();
@@ -168,6 +170,7 @@ TEST(MakePlan, MergedSitesAreToldApartAtTheirMergeDepth) {
     const advice adv = advise(classify(t, sites));
     plan_options o;
     o.site_depth = 2;
+    o.unwind_ns = 0;
     const plan p = make_plan(adv, sites, program_modules, o);
     ASSERT_EQ(p.sites.size(), 2u);
     const auto* merged = find(p, sites.site_of(ab1));
@@ -194,7 +197,9 @@ TEST(MakePlan, TracerAndAllocatorFramesAreNeverPlanned) {
     const auto c = t.add_stack({0x7f0000300100, 0x7f0000400200});
     for (auto s : {a, b1, b2, c}) churn(t, s, 64);
     site_map sites(t);
-    const plan p = plan_of(t);
+    plan_options free_unwind;
+    free_unwind.unwind_ns = 0;
+    const plan p = plan_of(t, free_unwind);
     for (const auto& s : p.sites)
         for (const auto& f : s.frames) EXPECT_FALSE(allocator_module(f.module)) << f.module;
     const auto* pa = find(p, sites.site_of(a));
@@ -211,11 +216,41 @@ TEST(MakePlan, TracerAndAllocatorFramesAreNeverPlanned) {
     // With --plan-heap the unplannable site is listed as heap, with the reason.
     plan_options o;
     o.keep_heap_sites = true;
+    o.unwind_ns = 0;
     const plan q = plan_of(t, o);
     const auto* qb1 = find(q, sites.site_of(b1));
     ASSERT_NE(qb1, nullptr);
     EXPECT_EQ(qb1->strategy, plan_strategy::heap);
     EXPECT_NE(qb1->reason.find("shared with another site"), std::string::npos) << qb1->reason;
+}
+
+TEST(MakePlan, SitesNeedingAnUnwindArePlannedOnlyWhereTheSavingPaysForIt) {
+    synthetic_trace t;
+    const auto a = t.add_stack({0x401000, 0x402000});  // a helper called from two places
+    const auto b = t.add_stack({0x401000, 0x403000});
+    const auto c = t.add_stack({0x404000});  // its own first frame: no unwind needed
+    for (auto s : {a, b, c}) churn(t, s, 32);
+    site_map sites(t);
+    // Each pool site saves 210 x (20 - 3) + 210 x (15 - 2) = 6,300 ns by the cost model; an
+    // unwind on each of the 420 allocations at 0x401000 costs 420 x unwind_ns.
+    plan_options o;
+    o.unwind_ns = 150;  // 63,000 ns > 12,600 ns: a and b stay on the heap
+    o.keep_heap_sites = true;
+    plan p = plan_of(t, o);
+    EXPECT_EQ(find(p, sites.site_of(a))->strategy, plan_strategy::heap);
+    EXPECT_NE(find(p, sites.site_of(a))->reason.find("unwind on each of the 420 allocations"),
+              std::string::npos)
+        << find(p, sites.site_of(a))->reason;
+    EXPECT_EQ(find(p, sites.site_of(b))->strategy, plan_strategy::heap);
+    EXPECT_EQ(find(p, sites.site_of(c))->strategy, plan_strategy::pool);
+    EXPECT_EQ(p.depth, 1u);
+    o.unwind_ns = 10;  // 4,200 ns < 12,600 ns: planned, each saving net of half the cost
+    p = plan_of(t, o);
+    const auto* pa = find(p, sites.site_of(a));
+    EXPECT_EQ(pa->strategy, plan_strategy::pool);
+    EXPECT_DOUBLE_EQ(pa->expected_saved_ns, 6300.0 - 2100.0);
+    EXPECT_DOUBLE_EQ(find(p, sites.site_of(c))->expected_saved_ns, 6300.0);
+    EXPECT_EQ(p.depth, 2u);
 }
 
 TEST(MakePlan, AllocatorModulesByName) {

@@ -46,8 +46,10 @@ plan record_and_plan(const std::string& name, bool frames) {
                          (frames ? " --frames" : ""));
     EXPECT_EQ(rec.status, 0) << rec.output;
     // period_max_cv: the drain period of the frame site must not depend on this machine's load.
+    // --plan-unwind-ns 0: every site planned however many frames it needs (the cost of an
+    // unwind is tested apart, below).
     const auto adv = run(std::string(RTMEM_CLI) + " advise " + trace + " --plan " + file +
-                         " --set period_max_cv=100");
+                         " --set period_max_cv=100 --plan-unwind-ns 0");
     EXPECT_EQ(adv.status, 0) << adv.output;
     EXPECT_NE(adv.output.find("rtmem: wrote plan " + file), std::string::npos) << adv.output;
     return read_plan_file(file);
@@ -180,6 +182,38 @@ TEST_F(PlanEndToEnd, FrameSiteWithoutMarkersFallsBackWithAReason) {
     EXPECT_FALSE(scratch.frame_chunks);
     EXPECT_NE(scratch.reason.find("fallback"), std::string::npos) << scratch.reason;
     EXPECT_NE(scratch.reason.find("no rtmem_trace_frame() markers"), std::string::npos);
+}
+
+TEST_F(PlanEndToEnd, SitesNeedingAnUnwindStayOnTheHeapWhenItCostsMore) {
+    const std::string file = work + "/default_unwind.json";
+    const auto adv = run(std::string(RTMEM_CLI) + " advise " + work + "/frames.rtt --plan " + file +
+                         " --plan-heap");
+    ASSERT_EQ(adv.status, 0) << adv.output;
+    const plan p = read_plan_file(file);
+    // make_node's two callers save a few us by the cost model; an unwind on each of their
+    // ~1,250 allocations costs more: heap, and the reason says why.
+    bool pool_site_priced_out = false;
+    for (const auto& s : p.sites) {
+        if (s.label.find("tree_node") == std::string::npos) continue;
+        EXPECT_EQ(s.strategy, plan_strategy::heap) << s.reason;
+        if (s.reason.find("pool_allocator") != std::string::npos) {
+            EXPECT_NE(s.reason.find("unwind"), std::string::npos) << s.reason;
+            pool_site_priced_out = true;
+        }
+    }
+    EXPECT_TRUE(pool_site_priced_out);
+    // Sites told apart by their first frame pay no unwind: planned as before.
+    for (const char* f : {"token", "frame_scratch"}) {
+        const auto& s = site(p, f);
+        if (s.frames.size() == 1) {
+            EXPECT_EQ(s.strategy, plan_strategy::region) << f;
+        }
+    }
+    for (const auto& s : p.sites) {
+        if (s.strategy != plan_strategy::heap) {
+            EXPECT_EQ(s.frames.size(), 1u) << s.label;  // here no deep site pays for its unwind
+        }
+    }
 }
 
 TEST_F(PlanEndToEnd, ReplayOnAnAgedHeapSaysSo) {

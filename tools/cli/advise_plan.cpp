@@ -20,6 +20,10 @@ void plan_output::add_to(CLI::App& sub) {
                    "with a positive saving, its safe strategy and its frames (module + offset)");
     sub.add_option("--plan-sites", max_sites, "Plan only the N best sites (0 = all that save)")
         ->check(at_least(0));
+    sub.add_option("--plan-unwind-ns", unwind_ns,
+                   "Cost of an unwind per allocation, charged to sites needing more than one "
+                   "frame (default 150: measured, docs/advisor.md; 0 = free)")
+        ->check(CLI::NonNegativeNumber);
     sub.add_flag("--plan-heap", keep_heap_sites,
                  "Also list the sites left on the general heap, with the reason");
 }
@@ -45,6 +49,7 @@ void plan_output::write(const analyze::advice& adv, const analyze::site_map& sit
     analyze::plan_options o;
     o.max_sites = max_sites;
     o.keep_heap_sites = keep_heap_sites;
+    o.unwind_ns = unwind_ns;
     o.recorded_depth = reader.stack_depth();
     o.site_depth = site_depth;
     o.program = reader.program();

@@ -5,6 +5,7 @@
 
 #include "command.hpp"
 #include "rtmem/analyze/advise.hpp"
+#include "rtmem/analyze/plan.hpp"
 #include "rtmem/analyze/trace_reader.hpp"
 
 namespace rtmem::cli {
@@ -13,6 +14,7 @@ struct plan_output {
     std::string path;
     std::size_t max_sites = 0;
     bool keep_heap_sites = false;
+    double unwind_ns = analyze::plan_options{}.unwind_ns;
 
     void add_to(CLI::App& sub);
     [[nodiscard]] bool wanted() const noexcept { return !path.empty(); }

@@ -60,6 +60,9 @@ unsigned default_repetitions(const replay_program& prog) {
 int run_replay(const replay_args& a) {
     reexec_with_static_tls();
     trace_reader reader(a.file);
+    if (reader.sample_interval() != 0)  // only ~1 block in interval/size is in it
+        throw rtmem::cli::usage_error(a.file + " is a sampled trace (record --sample): it holds "
+                                      "too few of the calls to replay; record a full trace");
     site_map sites(reader, a.advisor.site_depth);
     const advice adv = advise(classify(reader, sites, a.advisor.limits()), a.advisor.costs());
     const replay_program prog = compile_replay(reader, sites);

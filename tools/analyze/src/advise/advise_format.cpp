@@ -125,6 +125,13 @@ std::string format_text(const advice& a, const site_namer& name, const format_op
                       with_commas(c.allocations) + " allocations, " + with_commas(c.frees) +
                       " frees, " + with_commas(c.frames) + " frame markers, " +
                       std::to_string(c.sites.size()) + " sites (" + summary_line(a) + ")\n";
+    if (c.sample_interval != 0) {
+        out += "Sampled trace (one sample per " + human_bytes(c.sample_interval) +
+               " allocated): allocations, frees and bytes are estimates (each recorded block "
+               "counts 1/(1-exp(-size/interval)) times; `rtmem report` gives their 95% error); "
+               "classes are judged on the sampled blocks only, so confirm a class on a full "
+               "trace before acting on it.\n";
+    }
     out += time_lines(a) + "\n";
     std::size_t config_width = 16, n = 0;
     for (const auto& r : a.ranked) {
@@ -186,6 +193,7 @@ nlohmann::ordered_json advice_json(const advice& a, const site_namer& name) {
     j["frames"] = c.frames;
     j["duration_ns"] = c.duration_ns;
     j["unknown_frees"] = c.unknown_frees;
+    j["sample_interval"] = c.sample_interval;  // bytes; 0: every call recorded
     j["recorded_ns"] = c.recorded_ns;
     j["estimated_ns"] = a.baseline_ns;
     j["estimated_saved_ns"] = a.saved_ns;

@@ -103,47 +103,89 @@ plan make_plan(const advice& a, const site_map& sites, const std::vector<module>
     }
     const plan_detail::distinguishing_depth depth(all);
 
-    std::size_t chosen = 0;
+    // Candidates in the advice's order; frame0 is the innermost usable return address.
+    struct candidate {
+        plan_site site;
+        std::uint64_t frame0 = 0;
+        bool routed = false;
+    };
+    std::vector<candidate> candidates;
+    std::unordered_map<std::uint64_t, std::uint64_t> allocations_at;  // by frame 0, every site
+    for (const auto& [id, f] : frames)
+        if (!f.ips.empty()) allocations_at[f.ips[0]] += profiles[id]->allocations;
     for (const auto& r : a.ranked) {
         auto pit = profiles.find(r.site);
         if (pit == profiles.end()) continue;
         const site_profile& p = *pit->second;
-        plan_site s;
+        const auto& f = frames[r.site];
+        if (f.ips.empty()) continue;  // no frame outside the tracer and allocators to match
+        candidate c;
+        plan_site& s = c.site;
         s.id = r.site;
         if (label) s.label = label(r.site);
         s.allocations = p.allocations;
         s.bytes = p.bytes;
         s.expected_saved_ns = r.saved_ns();
-        const bool saves = choose(s, r, p, out.frame_markers) && r.saved_ns() > 0;
-        if (saves && o.max_sites != 0 && chosen >= o.max_sites) continue;
-        const auto& f = frames[r.site];
-        if (f.ips.empty()) continue;  // no frame outside the tracer and allocators to match
+        c.frame0 = f.ips[0];
+        c.routed = choose(s, r, p, out.frame_markers) && r.saved_ns() > 0;
         const auto d = depth.of(f.ips);
         if (d.whole_stack && (d.ambiguous || !f.complete)) {
             // Even every frame the trace has is shared with another site: a matcher would route
-            // both. Planned only as heap, with the reason.
-            s.strategy = plan_strategy::heap;
+            // both. Never routed; listed as heap with the reason.
             s.reason = "its " + std::to_string(f.ips.size()) +
                        " usable frames are shared with another site (the recorded stack was cut "
                        "or identical): not planned; " + s.reason;
-            s.block_size = s.block_align = s.chunk_bytes = s.max_request = 0;
-            s.frame_chunks = false;
-            if (!o.keep_heap_sites) continue;
-        } else if (!saves) {
+            c.routed = false;
+        } else if (c.routed && d.whole_stack) {
+            s.whole_stack = true;
+            s.reason += "; needs its whole stack (" + std::to_string(d.depth) +
+                        " frames): a longer stack starts with the same frames";
+        }
+        s.frames = plan_detail::relative_frames(f.ips, d.depth, index);
+        candidates.push_back(std::move(c));
+    }
+
+    // Telling sites apart beyond their first frame costs an unwind on every allocation made at
+    // that first frame, planned or not. Where that costs more than the sites there save, they
+    // stay on the heap; otherwise their expected saving is net of their share of it.
+    std::unordered_map<std::uint64_t, double> deep_saving;
+    auto needs_unwind = [](const candidate& c) {
+        return c.site.frames.size() > 1 || c.site.whole_stack;
+    };
+    for (const auto& c : candidates)
+        if (c.routed && needs_unwind(c)) deep_saving[c.frame0] += c.site.expected_saved_ns;
+    for (auto& c : candidates) {
+        if (!c.routed || !needs_unwind(c)) continue;
+        const double cost = o.unwind_ns * static_cast<double>(allocations_at[c.frame0]);
+        const double saving = deep_saving[c.frame0];
+        if (cost >= saving) {
+            c.routed = false;
+            c.site.reason = "needs " + std::to_string(c.site.frames.size()) +
+                            " frames to be told apart: an unwind on each of the " +
+                            std::to_string(allocations_at[c.frame0]) +
+                            " allocations made at its first frame would cost more (" +
+                            std::to_string(static_cast<long long>(cost)) + " ns at " +
+                            std::to_string(static_cast<long long>(o.unwind_ns)) +
+                            " ns) than the sites there save (" +
+                            std::to_string(static_cast<long long>(saving)) + " ns); " +
+                            c.site.reason;
+        } else {
+            c.site.expected_saved_ns -= cost * c.site.expected_saved_ns / saving;
+        }
+    }
+
+    std::size_t chosen = 0;
+    for (auto& c : candidates) {
+        plan_site& s = c.site;
+        if (c.routed && (o.max_sites == 0 || chosen < o.max_sites)) {
+            ++chosen;
+            out.depth = std::max(out.depth, static_cast<std::uint32_t>(s.frames.size()));
+        } else {
             if (!o.keep_heap_sites) continue;
             s.strategy = plan_strategy::heap;
             s.block_size = s.block_align = s.chunk_bytes = s.max_request = 0;
-        } else {
-            ++chosen;
-            if (d.whole_stack) {
-                s.whole_stack = true;
-                s.reason += "; needs its whole stack (" + std::to_string(d.depth) +
-                            " frames): a longer stack starts with the same frames";
-            }
+            s.frame_chunks = s.whole_stack = false;
         }
-        s.frames = plan_detail::relative_frames(f.ips, d.depth, index);
-        if (s.strategy != plan_strategy::heap)
-            out.depth = std::max(out.depth, static_cast<std::uint32_t>(s.frames.size()));
         out.sites.push_back(std::move(s));
     }
     return out;

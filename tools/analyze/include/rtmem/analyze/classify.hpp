@@ -103,6 +103,10 @@ struct classification {
     /// Time in the allocator as the tracer timed it (the sum `rtmem report` shows as "time in
     /// the allocator"; an estimate when the trace timed 1 call in N). 0 when not timed.
     std::uint64_t recorded_ns = 0;
+    /// A sampled trace's interval (bytes; 0: every call): the counts and bytes of the profiles
+    /// are then estimates (each recorded block weighted by its inverse sampling probability)
+    /// and the patterns are those of the sampled blocks.
+    std::uint64_t sample_interval = 0;
     thresholds limits;
 };
 

@@ -86,14 +86,18 @@ struct plan_options {
     bool keep_heap_sites = false;  ///< also list general sites as "heap", with the reason
     std::uint32_t recorded_depth = 0;  ///< the trace's stack depth (0: unknown)
     std::size_t site_depth = 0;        ///< the site_map's merge depth (0: whole stacks)
+    /// What telling a site apart beyond its first frame costs per allocation made at that
+    /// frame (an unwind; measured with run --plan, docs/advisor.md). 0: free.
+    double unwind_ns = 150;
     std::string program, trace;
 };
 
 /// The advisor's advice as a plan (src/plan/make_plan.cpp, docs/advisor.md "Plans"): one site
 /// per recommendation with a positive expected saving, its strategy from the site's class, its
 /// frames module-relative (the trace's module table) and cut to the fewest innermost frames
-/// that tell it apart from every other allocating site. Frames in the tracer's or an
-/// allocator's own modules are never included. `label` names a site for humans (may be empty).
+/// that tell it apart from every other allocating site; sites needing more than one frame only
+/// where their saving pays for the unwind. Frames in the tracer's or an allocator's own modules
+/// are never included. `label` names a site for humans (may be empty).
 [[nodiscard]] plan make_plan(const advice& a, const site_map& sites,
                              const std::vector<module>& modules, const plan_options& o,
                              const std::function<std::string(std::uint32_t)>& label = {});
