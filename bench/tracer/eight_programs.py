@@ -108,15 +108,14 @@ def timed(argv, cwd):
 
 
 def heaptrack_stdout(raw):
-    """The program's own output: heaptrack's lines before and after it removed."""
-    lines = raw.split(b"\n")
-    while lines and (lines[0].startswith(b"heaptrack output will be written") or lines[0].startswith(b"starting application")):
-        lines.pop(0)
-    for i, line in enumerate(lines):
-        if line.startswith(b"heaptrack stats:") or line.startswith(b"Heaptrack finished"):
-            lines = lines[:i]
-            break
-    return b"\n".join(lines)
+    """The program's own output: heaptrack's lines before it (up to "starting application...")
+    and after it (from "Heaptrack finished!") removed."""
+    start = b"starting application, this might take some time...\n"
+    at = raw.find(start)
+    if at >= 0:
+        raw = raw[at + len(start):]
+    end = raw.rfind(b"Heaptrack finished!")
+    return raw[:end] if end >= 0 else raw
 
 
 def digest(data, cwd, out_file):
