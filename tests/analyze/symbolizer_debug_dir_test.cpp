@@ -63,6 +63,9 @@ class symbolizer_debug_dir : public rtmem::testing::scratch_dir_test {
         // Mapped at a made-up base; a return address one past the function's first byte.
         module_ = {stripped_, base_, base_ + 0x100000, base_};
         ip_ = base_ + hidden + 1;
+        const std::uint64_t entry = symbol_address(RTMEM_FIXTURE, "fixture_entry");
+        ASSERT_NE(entry, 0u);
+        exported_ip_ = base_ + entry + 1;
     }
     void TearDown() override {
         unsetenv("RTMEM_DEBUG_DIR");
@@ -73,6 +76,7 @@ class symbolizer_debug_dir : public rtmem::testing::scratch_dir_test {
     std::string stripped_;
     rtmem::analyze::module module_;
     std::uint64_t ip_ = 0;
+    std::uint64_t exported_ip_ = 0;  // in fixture_entry, which .dynsym still names
 };
 
 TEST_F(symbolizer_debug_dir, stripped_module_without_debug_file_is_listed_with_its_build_id) {
@@ -91,6 +95,15 @@ TEST_F(symbolizer_debug_dir, stripped_module_without_debug_file_is_listed_with_i
     EXPECT_NE(note.find("/usr/lib/debug/.build-id/01/23456789"), std::string::npos) << note;
     EXPECT_NE(note.find("RTMEM_DEBUG_DIR"), std::string::npos) << note;
     EXPECT_NE(note.find("-dbgsym"), std::string::npos) << note;
+}
+
+TEST_F(symbolizer_debug_dir, stripped_module_still_names_exported_functions_from_dynsym) {
+    rtmem::analyze::symbolizer sym({module_});
+    const auto& frames = sym.frames(exported_ip_);
+    ASSERT_EQ(frames.size(), 1u) << sym.symbolize(exported_ip_);
+    EXPECT_EQ(frames[0].function, "fixture_entry");
+    EXPECT_TRUE(frames[0].file.empty());
+    EXPECT_EQ(sym.debug_info().without_debug_info, 1u);
 }
 
 TEST_F(symbolizer_debug_dir, debug_file_under_rtmem_debug_dir_names_the_frame) {
