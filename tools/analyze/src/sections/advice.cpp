@@ -16,7 +16,12 @@ std::string advice_html(const section_input& in) {
     format_options o;
     o.wrap = false;
     symbolizer* sym = in.names.symbols();
-    return format_html(adv, sym != nullptr ? symbol_namer(sites, *sym) : address_namer(sites), o);
+    const site_namer name = sym != nullptr ? symbol_namer(sites, *sym) : address_namer(sites);
+    // format_html names each row of its table once, in order: the names asked for are the rows.
+    return format_html(adv, [&](std::uint32_t site) {
+        if (in.advised_stacks != nullptr) in.advised_stacks->push_back(sites.representative_stack(site));
+        return name(site);
+    }, o);
 }
 
 }  // namespace

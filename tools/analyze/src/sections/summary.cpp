@@ -119,10 +119,10 @@ std::string summary_html(const section_input& in) {
                                    ? " (1 call in " + std::to_string(in.r.timing_period) + " timed)"
                                    : std::string()));
     o << "</table>\n";
-    o << "<div class=\"grid\"><div><h2>Memory over time</h2><canvas id=\"memory\"></canvas></div>"
-         "<div><h2>Allocations per second</h2><canvas id=\"rate\"></canvas></div>"
-         "<div><h2>Size histogram</h2><canvas id=\"sizes\"></canvas></div>"
-         "<div><h2>Lifetime histogram</h2><canvas id=\"lifetimes\"></canvas></div></div>\n";
+    o << "<div class=\"grid\"><div><h2>Memory over time</h2><div class=\"chart\" id=\"memory\"></div></div>"
+         "<div><h2>Allocations per second</h2><div class=\"chart\" id=\"rate\"></div></div>"
+         "<div><h2>Size histogram</h2><div class=\"chart\" id=\"sizes\"></div></div>"
+         "<div><h2>Lifetime histogram</h2><div class=\"chart\" id=\"lifetimes\"></div></div></div>\n";
     return o.str();
 }
 

@@ -1,5 +1,5 @@
 // The top sites by calls, bytes, peak, time and leaks; in HTML the sortable site table and
-// the flame graph (drawn by the page's script from its data).
+// the flame graph and bottom-up tree (drawn by the page's script from its data).
 #include <cinttypes>
 #include <cstdio>
 #include <ostream>
@@ -57,8 +57,20 @@ void top_sites_json(nlohmann::json& j, const section_input& in) {
 
 std::string top_sites_html(const section_input&) {
     std::ostringstream o;
-    o << "<h2>Allocation sites (click a column to sort)</h2><table id=\"sites\"></table>\n";
-    o << "<h2>Flame graph of allocated bytes by call stack</h2><div id=\"flame\"></div>\n";
+    o << "<h2>Allocation sites</h2><p class=\"note\">Click a column to sort, a row for the "
+         "site's own charts.</p><div class=\"toolbar\"><input id=\"sitefilter\" "
+         "placeholder=\"filter sites by name\"> <span id=\"pager\"></span></div>"
+         "<table id=\"sites\"></table>\n";
+    o << "<h2>Flame graph (by call stack, outermost frame at the top)</h2><div class=\"toolbar\">"
+         "width: <select id=\"metric\"><option value=\"b\">bytes allocated</option><option "
+         "value=\"n\">calls</option><option value=\"k\">live at the peak</option><option "
+         "value=\"l\">leaked</option></select> <input id=\"search\" placeholder=\"search "
+         "functions (regular expression)\"> <button id=\"unzoom\">reset zoom</button> <span "
+         "id=\"searchinfo\"></span></div><div id=\"crumbs\"></div><div id=\"flame\"></div>"
+         "<p class=\"note\" id=\"flamenote\"></p><div id=\"frameinfo\"></div>\n";
+    o << "<h2>Bottom-up: allocating functions and their callers</h2><p class=\"note\">Click a "
+         "row to list who calls it (same width measure as the flame graph).</p>"
+         "<div id=\"bottomup\"></div>\n";
     return o.str();
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "rtmem/analyze/html_escape.hpp"
 #include "rtmem/analyze/report_output.hpp"
@@ -22,6 +23,9 @@ struct section_input {
     site_names& names;
     std::size_t top;
     event_source* source = nullptr;
+    /// HTML only: the advice section appends the stack of each row of its table, in order, so
+    /// the page can link the rows to the per-site view.
+    std::vector<std::uint32_t>* advised_stacks = nullptr;
 };
 
 struct report_section {
