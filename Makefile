@@ -1,6 +1,7 @@
 # Thin wrapper over the CMake presets. Every target installs missing Debian packages first.
 #   make demo    the main job (scripts/demo)        make test   build + run all tests (dev preset)
 #   make bench   benchmark suite and report          make asan / make tsan   sanitizer test runs
+#   make bench-plan   the advisor's plan run on the demo and four Debian programs (bench/plan)
 #   make install-check   consumers against an installed Release build (tests/install)
 #   make deb     the Debian package (build/deb)       make deb-check   consumers against it
 #   make m32 / make windows / make wasm   the library and tests on 32-bit x86 Linux, on Windows
@@ -8,7 +9,7 @@
 JOBS ?= $(shell nproc)
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
 
-.PHONY: setup test demo bench asan tsan m32 windows wasm release install-check deb deb-check format clean
+.PHONY: setup test demo bench bench-plan asan tsan m32 windows wasm release install-check deb deb-check format clean
 
 setup:
 	@scripts/setup
@@ -27,6 +28,11 @@ demo: release
 
 bench: setup
 	scripts/bench
+
+bench-plan: setup
+	cmake --preset release
+	cmake --build --preset release --target rtmem_cli rtmem_trace rtmem_malloc rtmem_demo
+	bench/plan/run.py
 
 asan: setup
 	cmake --preset asan

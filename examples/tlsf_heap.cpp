@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "rtmem/alloc/pool.hpp"
+#include "rtmem/alloc/fixed_pool.hpp"
 #include "rtmem/alloc/tlsf.hpp"
 
 namespace {
@@ -26,8 +26,9 @@ int main() {
     std::memset(heap_memory, 0, sizeof heap_memory);
 
     rtmem::tlsf_allocator heap{std::span<std::byte>(heap_memory)};
-    rtmem::pool_allocator particles{std::span<std::byte>(particle_memory), sizeof(particle),
-                                    alignof(particle)};
+    // The particle's size is a constant, so allocate() below tests nothing but the free list.
+    rtmem::fixed_pool_allocator<sizeof(particle), alignof(particle)> particles{
+        std::span<std::byte>(particle_memory)};
 
     struct message {
         void* data;
@@ -61,9 +62,10 @@ int main() {
         }
         // Particles spawn and die: O(1) pops and pushes.
         for (int i = 0; i < 20; ++i)
-            if (void* p = particles.allocate_block()) live_particles.push_back(new (p) particle{});
+            if (void* p = particles.allocate(sizeof(particle), alignof(particle)))
+                live_particles.push_back(new (p) particle{});
         while (live_particles.size() > 500) {
-            particles.deallocate_block(live_particles.back());
+            particles.deallocate(live_particles.back(), sizeof(particle), alignof(particle));
             live_particles.pop_back();
         }
     }

@@ -28,7 +28,10 @@ typedef enum rtmem_error {
     RTMEM_ERROR_OUT_OF_MEMORY, /**< the two sides would meet, or the OS refused the mapping */
     RTMEM_ERROR_BAD_SIZE,      /**< size arithmetic overflows */
     RTMEM_ERROR_OTHER_THREAD,  /**< a rewind would free another thread's blocks or point */
-    RTMEM_ERROR_LIVE_BLOCKS    /**< destroy: blocks or memory points were still live */
+    RTMEM_ERROR_LIVE_BLOCKS,   /**< destroy: blocks or memory points were still live */
+    RTMEM_ERROR_NOT_TRACED,    /**< the process is not recording (no `rtmem record`, or ended) */
+    RTMEM_ERROR_BAD_ARGUMENT,  /**< a NULL or empty path */
+    RTMEM_ERROR_IO             /**< the trace dump could not be written */
 } rtmem_error;
 
 /** An arena: one mapping holding its own header, a mutex, and two stacks. Thread-safe.
@@ -80,6 +83,24 @@ const char* rtmem_error_string(rtmem_error error);
 /** Marks a frame boundary for the allocation tracer (`rtmem record`); a no-op when the program
  * is not being traced. Call it once per frame, e.g. after presenting. Sets RTMEM_OK. */
 void rtmem_trace_frame(void);
+
+/** In-process control of the tracer, for programs that cannot be restarted: run the program
+ * under `rtmem record` (typically `--sample 512K --paused`, or RTMEM_TRACE_START=0 with the
+ * preload library set by hand) and decide from inside it what is recorded.
+ *
+ * rtmem_trace_stop() pauses: allocations are neither recorded nor counted (in a sampled
+ * trace the frees of blocks recorded before still are, so they do not look leaked).
+ * rtmem_trace_start() resumes (or starts a trace begun paused). rtmem_trace_dump(path) writes
+ * a complete trace of everything recorded so far to `path` (readable by `rtmem report`; it
+ * ends "by a dump") while recording goes on into the main trace; it costs a copy of the trace
+ * file, so dump a sampled trace (bounded size) rather than a full one.
+ *
+ * Each returns true on success; false with RTMEM_ERROR_NOT_TRACED when the process is not
+ * being recorded (not under `rtmem record`, or its trace has ended), RTMEM_ERROR_BAD_ARGUMENT
+ * for a NULL or empty path, RTMEM_ERROR_IO when the dump cannot be written. Thread-safe. */
+bool rtmem_trace_start(void);
+bool rtmem_trace_stop(void);
+bool rtmem_trace_dump(const char* path);
 
 #ifdef __cplusplus
 }

@@ -261,6 +261,12 @@ const char* rtmem_error_string(rtmem_error error) {
             return "the rewind would free blocks or a memory point of another thread";
         case RTMEM_ERROR_LIVE_BLOCKS:
             return "blocks or memory points were still live";
+        case RTMEM_ERROR_NOT_TRACED:
+            return "the process is not being recorded by rtmem record (or its trace has ended)";
+        case RTMEM_ERROR_BAD_ARGUMENT:
+            return "a NULL or empty argument";
+        case RTMEM_ERROR_IO:
+            return "the trace could not be written";
     }
     return "unknown error";
 }

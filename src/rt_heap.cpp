@@ -4,20 +4,28 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <new>
 
 #include "rtmem/core/virtual_memory.hpp"
+#include "rtmem/detail/thread_exit.hpp"
+
+#ifndef RTMEM_THREAD_EXIT_CALLBACK
+#include <pthread.h>
+#endif
 
 namespace rtmem {
 namespace {
 
 std::atomic<std::uint64_t> next_heap_id{1};
 
+#ifndef RTMEM_THREAD_EXIT_CALLBACK
 // Set once the calling thread's exit hook has run: a call from a later thread_local destructor
 // must not bind again (its hook would never run).
 constinit thread_local bool thread_exiting = false;
+#endif
 
 constexpr std::size_t min_segment_bytes = std::size_t{64} << 10;
 
@@ -67,9 +75,17 @@ struct rt_heap_thread_exit {
     entry entries[capacity] = {};
     unsigned count = 0;
 
-    ~rt_heap_thread_exit() {
+#ifndef RTMEM_THREAD_EXIT_CALLBACK
+    // The pthread key's destructor (see this_threads_hook).
+    static void on_thread_exit(void* self) noexcept {
         thread_exiting = true;
         rt_heap::current_ = {0, nullptr};
+        static_cast<rt_heap_thread_exit*>(self)->release_all();
+    }
+#endif
+
+    // Touches no thread_local: on Windows it runs after the thread's emulated TLS is gone.
+    void release_all() noexcept {
         std::lock_guard guard(rt_heap_registry::mutex());
         for (unsigned i = 0; i < count; ++i)
             if (rt_heap* h = rt_heap_registry::find(entries[i].id)) h->release(entries[i].heap);
@@ -84,14 +100,59 @@ struct rt_heap_thread_exit {
             if (rt_heap_registry::find(entries[i].id) != nullptr) entries[kept++] = entries[i];
         count = kept;
         if (count < capacity) return;
-        if (rt_heap* h = rt_heap_registry::find(entries[0].id)) h->release(entries[0].heap);
+        if (rt_heap* h = rt_heap_registry::find(entries[0].id)) {
+            h->release(entries[0].heap);
+            if (rt_heap::current_.heap == entries[0].heap) rt_heap::current_ = {0, nullptr};
+        }
         std::copy(entries + 1, entries + count, entries);
         --count;
     }
 };
 
 namespace {
-thread_local rt_heap_thread_exit thread_exit_hook;
+#ifdef RTMEM_THREAD_EXIT_CALLBACK
+// Windows (core/config.hpp): MinGW runs thread_local destructors, and frees the emulated TLS,
+// before Windows runs fiber-local storage callbacks. So the hook lives on the C heap and is
+// released by the callback detail::at_thread_exit registers at the thread's first binding.
+constinit thread_local rt_heap_thread_exit* thread_exit_hook = nullptr;
+
+rt_heap_thread_exit* this_threads_hook() noexcept {
+    if (thread_exit_hook != nullptr) [[likely]]
+        return thread_exit_hook;
+    void* storage = std::malloc(sizeof(rt_heap_thread_exit));
+    if (storage == nullptr) return nullptr;
+    auto* hook = ::new (storage) rt_heap_thread_exit;
+    const auto run = [](void* p) {
+        static_cast<rt_heap_thread_exit*>(p)->release_all();
+        std::free(p);
+    };
+    if (!detail::at_thread_exit(run, hook)) {  // never handed back: refuse the binding instead
+        std::free(storage);
+        return nullptr;
+    }
+    thread_exit_hook = hook;
+    return hook;
+}
+#else
+// A pthread key's destructor hands the heaps back, not a thread_local destructor: registering
+// one (__cxa_thread_atexit) makes glibc calloc, which in a new thread may create a malloc arena
+// (mmap: system calls in a real-time thread's first call), while setting a key allocates nothing.
+// Key destructors also run after the thread's thread_local destructors, which may still allocate.
+constinit thread_local rt_heap_thread_exit thread_exit_hook;
+constinit thread_local bool exit_hook_registered = false;
+
+rt_heap_thread_exit* this_threads_hook() noexcept {
+    if (thread_exiting) return nullptr;  // no binding after the hook ran
+    if (!exit_hook_registered) [[unlikely]] {
+        static pthread_key_t key;
+        static const bool key_made =
+            pthread_key_create(&key, &rt_heap_thread_exit::on_thread_exit) == 0;
+        if (!key_made || pthread_setspecific(key, &thread_exit_hook) != 0) return nullptr;
+        exit_hook_registered = true;
+    }
+    return &thread_exit_hook;
+}
+#endif
 }  // namespace
 
 rt_heap::rt_heap(const rt_heap_options& options) noexcept
@@ -145,6 +206,10 @@ rt_heap::rt_heap(const rt_heap_options& options) noexcept
     heaps_ = meta_ + states_bytes + owners_bytes;
     base_ = segments;
     reserved_ = bytes;
+    // Real time: every thread heap's bookkeeping (~10 KiB of list heads each) is initialised now,
+    // so a thread's first call does not write it (about 8,000 of its 15,000 instructions).
+    if (options.real_time)
+        for (unsigned i = 0; i < options.max_threads; ++i) construct_heap(i);
     rt_heap_registry::add(this);
 }
 
@@ -152,7 +217,8 @@ rt_heap::~rt_heap() {
     if (base_ == nullptr) return;
     rt_heap_registry::remove(this);
     for (unsigned i = 0; i < options_.max_threads; ++i)
-        if (states_[i].load(std::memory_order_acquire) != slot_free) heap_at(i)->~thread_heap();
+        if (options_.real_time || states_[i].load(std::memory_order_acquire) != slot_free)
+            heap_at(i)->~thread_heap();
     if (options_.lock) {
         virtual_memory::unlock(base_, reserved_);
         virtual_memory::unlock(meta_, meta_bytes_);
@@ -167,8 +233,10 @@ rt_heap::thread_heap* rt_heap::heap_at(unsigned i) const noexcept {
 }
 
 rt_heap::thread_heap* rt_heap::bind() noexcept {
-    if (base_ == nullptr || thread_exiting) return nullptr;
-    rt_heap_thread_exit& hook = thread_exit_hook;
+    if (base_ == nullptr) return nullptr;
+    rt_heap_thread_exit* exit_hook = this_threads_hook();
+    if (exit_hook == nullptr) return nullptr;
+    rt_heap_thread_exit& hook = *exit_hook;
     for (unsigned i = 0; i < hook.count; ++i) {
         if (hook.entries[i].id == id_) {
             current_ = {id_, hook.entries[i].heap};
@@ -179,16 +247,15 @@ rt_heap::thread_heap* rt_heap::bind() noexcept {
     // Adopt the heap of an exited thread first (its memory is reused), else create one.
     thread_heap* h = nullptr;
     for (unsigned i = 0; i < options_.max_threads && h == nullptr; ++i) {
-        int expected = slot_abandoned;
-        if (states_[i].compare_exchange_strong(expected, slot_owned, std::memory_order_acquire))
+        int expected = slot_abandoned;  // a plain load first: a failing CAS writes the line
+        if (states_[i].load(std::memory_order_relaxed) == slot_abandoned &&
+            states_[i].compare_exchange_strong(expected, slot_owned, std::memory_order_acquire))
             h = heap_at(i);
     }
     for (unsigned i = 0; i < options_.max_threads && h == nullptr; ++i) {
         int expected = slot_free;
         if (states_[i].compare_exchange_strong(expected, slot_busy, std::memory_order_acquire)) {
-            h = new (heap_at(i)) thread_heap;
-            h->index = i;
-            h->tlsf.set_cache_depth(options_.cache_depth);
+            h = options_.real_time ? heap_at(i) : construct_heap(i);  // real time: built already
             states_[i].store(slot_owned, std::memory_order_release);
         }
     }
@@ -198,10 +265,16 @@ rt_heap::thread_heap* rt_heap::bind() noexcept {
     return h;
 }
 
+rt_heap::thread_heap* rt_heap::construct_heap(unsigned i) noexcept {
+    thread_heap* h = new (heap_at(i)) thread_heap;
+    h->index = i;
+    h->tlsf.set_cache_depth(options_.cache_depth);
+    return h;
+}
+
 void rt_heap::release(thread_heap* h) noexcept {
     drain(*h, static_cast<std::size_t>(-1));
     states_[h->index].store(slot_abandoned, std::memory_order_release);
-    if (current_.heap == h) current_ = {0, nullptr};
 }
 
 void* rt_heap::allocate_unbound(std::size_t size, std::size_t align) noexcept {

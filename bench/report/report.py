@@ -731,6 +731,8 @@ def perf_budgets(rep):
     by = {b["case"]: b["instructions"] for b in budgets}
     for case, target in (("rtmem_perf_frame_allocate (frame_allocate)", 12),
                          ("rtmem_perf_pool_allocate + rtmem_perf_pool_deallocate (pool_pair)", 8),
+                         ("rtmem_perf_fixed_pool_allocate + rtmem_perf_fixed_pool_deallocate "
+                          "(fixed_pool_pair)", 8),
                          ("rtmem_perf_temp_scope_allocate (temp_scope_allocate)", 15),
                          ("rtmem_perf_temp_resource_allocate (temp_resource_allocate)", 15)):
         if case in by:

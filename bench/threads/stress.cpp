@@ -117,7 +117,14 @@ thread_local histogram* local_latencies = nullptr;
 // Each worker thread records into its own histogram, merged when it finishes.
 struct recording {
     std::unique_ptr<histogram> h = std::make_unique<histogram>();
-    recording() { local_latencies = h.get(); }
+    // Every thread starts with a recording. Its histogram is the thread's first malloc, which
+    // sets up a malloc peer's thread cache outside the timed calls; rt_heap rows bind the thread
+    // here too (rt_heap::attach, what docs/rt-heap.md tells threads to do at start), so no heap's
+    // per-thread set-up lands in the latency columns (it still counts in CPU time).
+    recording() {
+        local_latencies = h.get();
+        if (rt != nullptr) rt->attach();
+    }
     ~recording() {
         std::lock_guard guard(results_lock);
         all_latencies.merge(*h);

@@ -7,7 +7,9 @@
 // to native. Environment: RTMEM_OVERHEAD_REPS (default 3), RTMEM_OVERHEAD_ITERATIONS (micro
 // steps per thread, 2e6; app runs a sixth of it). When the build compiler is GCC, a real
 // program too: cc1plus compiling a small C++ file at -O2 (one thread; the prog column is then
-// not measured).
+// not measured). Sampled recording (`record --sample 512K`) is measured beside it.
+// RTMEM_OVERHEAD_CONFIGS: run only the configurations whose name contains one of these
+// comma-separated words (native always runs), e.g. "sample,depth 16" or "sample".
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -99,6 +101,18 @@ int main() {
     std::filesystem::create_directories(dir);
     std::string heaptrack = RTMEM_HEAPTRACK;
     std::string app_iterations = std::to_string(std::max(1LL, std::atoll(iterations.c_str()) / 6));
+    const std::string sample_512k = "RTMEM_TRACE_SAMPLE=524288";
+    const char* only = std::getenv("RTMEM_OVERHEAD_CONFIGS");
+    auto wanted = [only](const std::string& name) {
+        if (only == nullptr || *only == 0 || name == "native") return true;
+        std::string list = only;
+        for (std::size_t b = 0; b <= list.size();) {
+            std::size_t e = std::min(list.find(',', b), list.size());
+            if (e > b && name.find(list.substr(b, e - b)) != std::string::npos) return true;
+            b = e + 1;
+        }
+        return false;
+    };
     std::printf("median of %d runs; x = ratio to native in the same run\n", reps);
     std::printf("%-6s %-28s %3s %8s %8s %8s %7s %7s %7s\n", "work", "config", "thr", "wall s",
                 "cpu s", "prog s", "wall x", "cpu x", "prog x");
@@ -122,12 +136,14 @@ int main() {
                  {},
                  {"LD_PRELOAD=" + lib, out, "RTMEM_TRACE_FAST_STACKS=0"}},
                 {"rtmem record depth 0", {}, {"LD_PRELOAD=" + lib, out, "RTMEM_TRACE_DEPTH=0"}},
+                {"rtmem --sample 512K", {}, {"LD_PRELOAD=" + lib, out, sample_512k}},
             };
             if (!heaptrack.empty() && !heaptrack.ends_with("NOTFOUND")) {
                 configs.push_back({"heaptrack", {heaptrack, "-o", dir + "/h"}, {}});
             }
             sample base{};
             for (const auto& c : configs) {
+                if (!wanted(c.name)) continue;
                 std::vector<sample> v;
                 for (int r = 0; r < reps; ++r) {
                     std::vector<std::string> args = c.prefix;
@@ -167,9 +183,12 @@ int main() {
             src,     "-O2",    "-o",          dir + "/unit.s"};
         std::string out = "RTMEM_TRACE_FILE=" + dir + "/c.rtt";
         std::vector<std::pair<const char*, std::vector<std::string>>> configs{
-            {"native", {}}, {"rtmem record depth 16", {"LD_PRELOAD=" + lib, out}}};
+            {"native", {}},
+            {"rtmem record depth 16", {"LD_PRELOAD=" + lib, out}},
+            {"rtmem --sample 512K", {"LD_PRELOAD=" + lib, out, sample_512k}}};
         sample base{};
         for (const auto& [name, env] : configs) {
+            if (!wanted(name)) continue;
             std::vector<sample> v;
             for (int r = 0; r < reps; ++r) v.push_back(run(compile, env));
             sample m = median(v);
@@ -179,7 +198,7 @@ int main() {
                         m.cpu / std::max(base.cpu, 1e-9), "-");
             std::fflush(stdout);
         }
-        if (!heaptrack.empty() && !heaptrack.ends_with("NOTFOUND")) {
+        if (!heaptrack.empty() && !heaptrack.ends_with("NOTFOUND") && wanted("heaptrack")) {
             std::vector<std::string> args{heaptrack, "-o", dir + "/hc"};
             args.insert(args.end(), compile.begin(), compile.end());
             std::vector<sample> v;

@@ -105,6 +105,27 @@ TEST(RtHeap, EveryRequestNearASegmentFitsTheSegmentsItClaims) {
     }
 }
 
+// What a malloc shim's free does: one lookup decides "mine" (freed) or "not mine" (untouched).
+TEST(RtHeap, DeallocateIfOwnedFreesOnlyItsOwnBlocks) {
+    rt_heap heap{small_segments()};
+    void* p = heap.allocate(200);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(heap.stats().live_count, 1u);
+    EXPECT_TRUE(heap.deallocate_if_owned(p));
+    EXPECT_EQ(heap.stats().live_count, 0u);
+    EXPECT_EQ(heap.stats().used, 0u);
+    void* foreign = std::malloc(64);
+    EXPECT_FALSE(heap.deallocate_if_owned(foreign));
+    std::free(foreign);
+    EXPECT_FALSE(heap.deallocate_if_owned(nullptr));
+    rt_heap other{small_segments()};  // a pointer of another rt_heap is not this one's
+    void* q = other.allocate(64);
+    EXPECT_FALSE(heap.deallocate_if_owned(q));
+    EXPECT_TRUE(other.deallocate_if_owned(q));
+    EXPECT_TRUE(heap.check());
+    EXPECT_TRUE(other.check());
+}
+
 TEST(RtHeap, RequestLargerThanTheReservationFails) {
     rt_heap h{small_segments(1u << 20)};
     EXPECT_EQ(h.allocate(2u << 20), nullptr);

@@ -99,6 +99,57 @@ TEST(RtHeapThreads, ExitedThreadsHeapIsAdoptedWithItsBlocks) {
     EXPECT_EQ(heap.stats().live_count, 0u);
 }
 
+// The exit hook (a thread_local destructor, on Windows the fiber-local storage callback) hands
+// the heap back and first takes back what other threads freed into it while it ran.
+TEST(RtHeapThreads, ThreadExitTakesBackQueuedBlocksAndHandsItsHeapBack) {
+    rt_heap heap{test_options()};
+    std::vector<void*> blocks;
+    std::atomic<int> step{0};
+    std::thread owner([&] {
+        for (int i = 0; i < 200; ++i) blocks.push_back(heap.allocate(48));
+        step = 1;
+        while (step.load() != 2) std::this_thread::yield();
+    });
+    while (step.load() != 1) std::this_thread::yield();
+    EXPECT_EQ(heap.threads_attached(), 1u);
+    for (std::size_t i = 0; i < blocks.size(); ++i) {  // queued: the owner is still running
+        if (i % 2 == 0)
+            heap.deallocate(blocks[i], 48);
+        else
+            EXPECT_TRUE(heap.deallocate_if_owned(blocks[i]));  // free()'s path, from elsewhere
+    }
+    step = 2;
+    owner.join();
+    EXPECT_EQ(heap.threads_attached(), 0u);
+    EXPECT_EQ(heap.threads_abandoned(), 1u);
+    const rtmem::stats s = heap.stats();  // no collect(): the exit took the queue back
+    EXPECT_EQ(s.live_count, 0u);
+    EXPECT_EQ(s.used, 0u);
+    EXPECT_TRUE(heap.check());
+}
+
+// attach() in real-time mode also gives the thread heap its first segment, so the thread's
+// first allocate does not grow it; outside real-time mode it only binds.
+TEST(RtHeapThreads, AttachInRealTimeModeClaimsTheFirstSegment) {
+    rt_heap_options o = rt_heap_options::real_time_with(8u << 20);
+    o.segment_bytes = 64u << 10;
+    o.max_threads = 4;
+    rt_heap rt{o};
+    rt_heap plain{test_options()};
+    std::thread([&] {
+        EXPECT_TRUE(rt.attach());
+        EXPECT_EQ(rt.segments_used(), 1u);
+        EXPECT_TRUE(rt.attach());  // bound already: nothing more
+        EXPECT_EQ(rt.segments_used(), 1u);
+        void* p = rt.allocate(100);
+        EXPECT_EQ(rt.segments_used(), 1u);
+        rt.deallocate(p, 100);
+        EXPECT_TRUE(plain.attach());
+        EXPECT_EQ(plain.segments_used(), 0u);
+    }).join();
+    EXPECT_TRUE(rt.check());
+}
+
 TEST(RtHeapThreads, ThreadChurnReusesHeaps) {
     rt_heap heap{test_options()};
     std::vector<void*> survivors;

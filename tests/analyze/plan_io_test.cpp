@@ -29,6 +29,8 @@ plan sample_plan() {
     r.block_size = 0;
     r.block_align = 0;
     r.chunk_bytes = 65536;
+    r.whole_stack = true;
+    r.frame_chunks = true;
     p.sites.push_back(r);
     return p;
 }
@@ -47,6 +49,10 @@ TEST(PlanIo, RoundTripKeepsEveryField) {
     EXPECT_DOUBLE_EQ(q.sites[0].expected_saved_ns, 12.5);
     EXPECT_EQ(q.sites[1].strategy, plan_strategy::region);
     EXPECT_EQ(q.sites[1].chunk_bytes, 65536u);
+    EXPECT_FALSE(q.sites[0].whole_stack);
+    EXPECT_FALSE(q.sites[0].frame_chunks);
+    EXPECT_TRUE(q.sites[1].whole_stack);
+    EXPECT_TRUE(q.sites[1].frame_chunks);
     EXPECT_NE(plan_to_json(p).find("\"0x4f2a10\""), std::string::npos);
 }
 
@@ -71,6 +77,8 @@ TEST(PlanIo, RejectsBadInputByName) {
     expect_rejected(head + R"({"strategy":"pool",)" + frame + "}]}", "block_size");
     expect_rejected(head + R"({"strategy":"region",)" + frame + "}]}", "chunk_bytes");
     expect_rejected(head + R"({"strategy":"heap","frames":[]}]})", "non-empty");
+    expect_rejected(head + R"({"strategy":"heap","whole_stack":1,)" + frame + "}]}",
+                    "\"whole_stack\" must be true or false");
     expect_rejected(head + R"({"strategy":"heap","frames":[{"module":"a","offset":16}]}]})",
                     "hex string");
     expect_rejected(head + R"({"strategy":"heap","frames":[{"module":"a","offset":"0xzz"}]}]})",

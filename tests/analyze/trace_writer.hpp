@@ -24,7 +24,8 @@ class trace_writer {
     /// which every call was timed.
     explicit trace_writer(const std::string& path, std::uint32_t pid = 4242, bool packed = true,
                           std::uint32_t timing_period = 1,
-                          std::uint32_t version = trace_format::trace_version)
+                          std::uint32_t version = trace_format::trace_version,
+                          std::uint64_t sample_interval = 0)
         : file_(std::fopen(path.c_str(), "wb")), packed_(packed), version_(version) {
         if (file_ == nullptr) throw std::runtime_error("cannot write " + path);
         trace_format::file_header h{};
@@ -32,6 +33,7 @@ class trace_writer {
         h.version = version;
         h.timing_period = version == 1 ? 0 : timing_period;
         h.header_size = sizeof h;
+        h.sample_interval = version >= 3 ? sample_interval : 0;
         h.pid = pid;
         h.stack_depth = 16;
         put(&h, sizeof h);
@@ -81,11 +83,19 @@ class trace_writer {
         buf.push_back(e);
         if (buf.size() == 4096) flush(thread);
     }
+    /// The exact call counts, written just before the end chunk (as the tracer does).
+    void counts(const trace_format::call_counts& c) {
+        counts_ = c;
+        has_counts_ = true;
+    }
     /// Flushes the events and, unless `with_end` is false (a killed process), the end chunk.
     /// The end chunk carries the index of the events chunks, as the tracer writes it.
     void finish(trace_format::end_reason reason = trace_format::end_reason::exit,
                 bool with_end = true, std::uint64_t dropped = 0) {
         for (auto& [t, b] : buffers_) flush(t);
+        if (with_end && has_counts_) {
+            chunk(trace_format::chunk_type::counts, 0, 1, &counts_, sizeof counts_, false);
+        }
         if (with_end) {
             trace_format::end_record end{};
             end.reason = static_cast<std::uint32_t>(reason);
@@ -104,6 +114,9 @@ class trace_writer {
     }
 
   private:
+    trace_format::call_counts counts_{};
+    bool has_counts_ = false;
+
     void flush(std::uint32_t thread) {
         auto& buf = buffers_[thread];
         if (buf.empty()) return;

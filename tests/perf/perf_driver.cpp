@@ -15,6 +15,7 @@
 #include "floors.hpp"
 
 #include <rtmem/adapt/temporary.hpp>
+#include <rtmem/alloc/fixed_pool.hpp>
 #include <rtmem/alloc/frame.hpp>
 #include <rtmem/alloc/growing_stack.hpp>
 #include <rtmem/alloc/linear.hpp>
@@ -75,11 +76,31 @@ RTMEM_PERF_CASE void* rtmem_perf_pool_allocate(rtmem::pool_allocator<>* a) {
 RTMEM_PERF_CASE void rtmem_perf_pool_deallocate(rtmem::pool_allocator<>* a, void* p) {
     a->deallocate(p, block, 16);
 }
+// The same calls on a pool whose block size is a template constant (the size test folds away).
+using fixed_pool = rtmem::fixed_pool_allocator<block, 16>;
+RTMEM_PERF_CASE void* rtmem_perf_fixed_pool_allocate(fixed_pool* a) {
+    return a->allocate(block, 16);
+}
+RTMEM_PERF_CASE void rtmem_perf_fixed_pool_deallocate(fixed_pool* a, void* p) {
+    a->deallocate(p, block, 16);
+}
 RTMEM_PERF_CASE void* rtmem_perf_pool_allocate_block(rtmem::pool_allocator<>* a) {
     return a->allocate_block();
 }
 RTMEM_PERF_CASE void rtmem_perf_pool_deallocate_block(rtmem::pool_allocator<>* a, void* p) {
     a->deallocate_block(p);
+}
+// A pool object whose address never escapes, as in a benchmark or a function-local pool: its
+// slow path must not take the pool's address, or the compiler stores the free-list head on
+// every allocate of this loop (issue 16). 64 rounds of 128 allocations then 128 frees.
+constexpr int loop_rounds = 64, loop_blocks = 128;
+RTMEM_PERF_CASE void* rtmem_perf_pool_loop(std::byte* buffer, std::size_t bytes, void** slots) {
+    rtmem::pool_allocator<> pool{std::span<std::byte>(buffer, bytes), block, 16};
+    for (int r = 0; r < loop_rounds; ++r) {
+        for (int i = 0; i < loop_blocks; ++i) slots[i] = pool.allocate_block();
+        for (int i = 0; i < loop_blocks; ++i) pool.deallocate_block(slots[i]);
+    }
+    return slots[0];
 }
 // TLSF's longest common paths, every call: allocate splits a small block off the one large free
 // block (bitmap search for a bigger class, split, insert the remainder); free merges it back
@@ -188,6 +209,20 @@ int main(int argc, char** argv) {
         rtmem::pool_allocator<> a{std::span<std::byte>(buffer), block, 16};
         return repeat(
             calls, [&] { return pair(&a, rtmem_perf_pool_allocate, rtmem_perf_pool_deallocate); });
+    }
+    if (which == "fixed_pool_pair") {
+        std::vector<std::byte> buffer(64 * 1024);
+        fixed_pool a{std::span<std::byte>(buffer)};
+        return repeat(calls, [&] {
+            return pair(&a, rtmem_perf_fixed_pool_allocate, rtmem_perf_fixed_pool_deallocate);
+        });
+    }
+    if (which == "pool_loop") {
+        std::vector<std::byte> buffer(64 * 1024);
+        std::vector<void*> slots(loop_blocks);
+        return repeat(calls, [&] {
+            return rtmem_perf_pool_loop(buffer.data(), buffer.size(), slots.data());
+        });
     }
     if (which == "pool_block_pair") {
         std::vector<std::byte> buffer(64 * 1024);

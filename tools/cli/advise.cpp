@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "advise_options.hpp"
+#include "advise_plan.hpp"
 #include "command.hpp"
 #include "count_option.hpp"
 
@@ -17,9 +18,11 @@ struct advise_args {
     bool json = false, all = false, no_symbols = false;
     std::size_t top = 10;
     rtmem::cli::advisor_options advisor;
+    rtmem::cli::plan_output plan;
 };
 
 int run_advise(const advise_args& a) {
+    if (a.plan.wanted()) a.plan.check_writable();  // before the analysis, which can take long
     trace_reader reader(a.file);
     const thresholds limits = a.advisor.limits();
     site_map sites(reader, a.advisor.site_depth);
@@ -41,9 +44,11 @@ int run_advise(const advise_args& a) {
         if (!out.flush()) throw rtmem::cli::usage_error("cannot write " + a.html);
         std::cerr << "rtmem: wrote " << a.html << "\n";
     }
+    if (a.plan.wanted())
+        a.plan.write(adv, sites, a.advisor.site_depth, reader, name, a.json ? std::cerr : std::cout);
     if (a.json)
         std::cout << format_json(adv, name);
-    else if (a.html.empty())
+    else if (a.html.empty() && !a.plan.wanted())
         std::cout << format_text(adv, name, o)
                   << (sym ? debug_info_note(sym->debug_info()) : std::string());
     return 0;
@@ -61,6 +66,7 @@ const bool registered = rtmem::cli::register_command(
          sub.add_flag("--all", a->all, "Also list general sites (no rtmem allocator fits better)");
          sub.add_flag("--no-symbols", a->no_symbols, "Show addresses instead of symbols");
          a->advisor.add_to(sub);
+         a->plan.add_to(sub);
          run = [a] { return run_advise(*a); };
      }});
 

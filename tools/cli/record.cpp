@@ -1,4 +1,5 @@
-// rtmem record [-o FILE] [--depth N] [--timing N] [--follow-fork] -- PROGRAM ARGS...
+// rtmem record [-o FILE] [--depth N] [--timing N] [--sample BYTES] [--paused] [--follow-fork]
+//              -- PROGRAM ARGS...
 // Runs the program with librtmem-trace.so preloaded, then prints one line per trace written
 // (from its end record) on stderr and exits with the program's exit status.
 #include <elf.h>
@@ -32,8 +33,30 @@ struct record_args {
     int depth = contract::default_depth;
     std::uint32_t timing = contract::default_timing_period;
     bool follow_fork = contract::default_follow_fork;
+    std::string sample;  ///< mean sampling interval, e.g. "512K" (empty: record every call)
+    bool start_paused = false;
     std::vector<std::string> command;
 };
+
+// "524288", "512K", "512KiB", "1M", "2G" (binary units): the mean sampling interval in bytes.
+std::uint64_t parse_interval(const std::string& text) {
+    std::size_t digits = 0;
+    while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+    std::string unit = text.substr(digits);
+    for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    int shift = unit.empty() || unit == "B"             ? 0
+                : unit == "K" || unit == "KB" || unit == "KIB" ? 10
+                : unit == "M" || unit == "MB" || unit == "MIB" ? 20
+                : unit == "G" || unit == "GB" || unit == "GIB" ? 30
+                                                               : -1;
+    std::uint64_t v = 0;
+    bool ok = digits > 0 && digits <= 12 && shift >= 0;
+    if (ok) v = std::stoull(text.substr(0, digits)) << shift;
+    if (!ok || v == 0 || v > (1ull << 40))
+        throw rtmem::cli::usage_error("--sample " + text +
+                                      ": expected a byte count from 1 to 1T, e.g. 524288, 512K, 4M");
+    return v;
+}
 
 std::string find_preload_library() {
     namespace fs = std::filesystem;
@@ -168,6 +191,14 @@ void print_summary(const std::string& file) {
         default:
             break;
     }
+    if (reader.sample_interval() != 0) {
+        std::cerr << "; sampled, 1 per " << rtmem::analyze::human_bytes(reader.sample_interval());
+        if (const auto* c = reader.exact_counts()) {
+            std::uint64_t calls = 0;
+            for (std::uint64_t n : c->calls) calls += n;
+            std::cerr << ", of " << calls << " calls";
+        }
+    }
     if (reader.dropped_events() != 0) {
         std::cerr << "; " << reader.dropped_events() << " calls not recorded (while ending)";
     }
@@ -177,6 +208,7 @@ void print_summary(const std::string& file) {
 int run_record(const record_args& a) {
     if (a.command.empty())
         throw rtmem::cli::usage_error("no program given (rtmem record -- PROGRAM ARGS...)");
+    std::uint64_t interval = a.sample.empty() ? 0 : parse_interval(a.sample);
     std::string lib = find_preload_library();
     std::string program = resolve_program(a.command[0]);
     if (!program.empty() && is_static_elf(program)) {
@@ -225,6 +257,8 @@ int run_record(const record_args& a) {
         setenv(contract::env_depth, std::to_string(a.depth).c_str(), 1);
         setenv(contract::env_timing, std::to_string(a.timing).c_str(), 1);
         setenv(contract::env_follow_fork, a.follow_fork ? "1" : "0", 1);
+        setenv(contract::env_sample, std::to_string(interval).c_str(), 1);
+        setenv(contract::env_start, a.start_paused ? "0" : "1", 1);
         unsetenv(contract::env_active);
         execvp(argv[0], argv.data());
         int err = errno;
@@ -290,7 +324,12 @@ const bool registered = rtmem::cli::register_command(
          sub.add_option("--timing", a->timing,
                         "Time one allocator call in N (1: every call, costs a second clock read)")
              ->check(CLI::Range(std::uint32_t{1}, contract::max_timing_period));
-         sub.add_flag("--follow-fork", a->follow_fork,
+         sub.add_option("--sample", a->sample,
+                       "Record only a sample of the allocations: one per BYTES allocated on "
+                       "average (e.g. 512K; exponential intervals, estimates in report/advise)");
+        sub.add_flag("--paused", a->start_paused,
+                     "Start paused: record from the program's rtmem_trace_start() call");
+        sub.add_flag("--follow-fork", a->follow_fork,
                       "Trace forked children and exec'd programs into <file>.<pid>");
          sub.add_option("command", a->command, "Program and arguments (after --)")->required();
          run = [a] { return run_record(*a); };

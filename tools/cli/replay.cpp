@@ -13,6 +13,8 @@
 #include "advise_options.hpp"
 #include "command.hpp"
 #include "count_option.hpp"
+#include "replay_aged_option.hpp"
+#include "replay_plan.hpp"
 #include "rtmem/analyze/replay.hpp"
 
 namespace {
@@ -24,8 +26,10 @@ struct replay_args {
     bool json = false, no_symbols = false, no_mixed = false;
     unsigned repetitions = 5;
     std::string baseline = "glibc";
+    std::string plan;  // --plan: the plan against the general heap, nothing else
     std::size_t top = 10, apply = 20;
     rtmem::cli::advisor_options advisor;
+    rtmem::cli::aged_option aged;
 };
 
 /// jemalloc can only be dlopen'ed with more static TLS than glibc reserves by default: raise it
@@ -49,14 +53,22 @@ void reexec_with_static_tls() {
 int run_replay(const replay_args& a) {
     reexec_with_static_tls();
     trace_reader reader(a.file);
+    if (reader.sample_interval() != 0)  // only ~1 block in interval/size is in it
+        throw rtmem::cli::usage_error(a.file + " is a sampled trace (record --sample): it holds "
+                                      "too few of the calls to replay; record a full trace");
     site_map sites(reader, a.advisor.site_depth);
     const advice adv = advise(classify(reader, sites, a.advisor.limits()), a.advisor.costs());
     const replay_program prog = compile_replay(reader, sites);
+    if (!a.plan.empty())
+        return rtmem::cli::replay_with_plan(a.plan, reader, sites, prog,
+                                            a.backends.empty() ? "rt_heap" : a.backends,
+                                            a.repetitions, a.json);
     replay_options o;
     o.repetitions = a.repetitions;
     o.mixed = !a.no_mixed;
     o.baseline = a.baseline;
     o.apply_top = a.apply;
+    a.aged.apply(prog, o);
     std::stringstream list(a.backends);
     const auto backends = whole_program_backends();
     for (std::string name; std::getline(list, name, ',');) {
@@ -101,6 +113,9 @@ const bool registered = rtmem::cli::register_command(
          sub.add_option("--apply", a->apply,
                         "Mixed replay: apply the N top-ranked recommendations (0 = all)")
              ->check(rtmem::cli::at_least(0));
+         sub.add_option("--plan", a->plan,
+                        "Replay with this plan's strategies (rtmem run --plan) in front of the "
+                        "general heap (--backends: one name, default rt_heap) against it alone");
          sub.add_flag("--no-mixed", a->no_mixed,
                       "Skip the mixed replay with the advised allocators");
          sub.add_flag("--json", a->json, "Print JSON instead of text");
@@ -108,6 +123,7 @@ const bool registered = rtmem::cli::register_command(
              ->check(rtmem::cli::at_least(0));
          sub.add_flag("--no-symbols", a->no_symbols, "Show addresses instead of symbols");
          a->advisor.add_to(sub);
+         a->aged.add_to(sub);
          run = [a] { return run_replay(*a); };
      }});
 

@@ -1,4 +1,4 @@
-// rtmem run [--realtime SIZE [--lock]] [--stats] -- PROGRAM ARGS...
+// rtmem run [--realtime SIZE [--lock]] [--plan plan.json] [--stats] -- PROGRAM ARGS...
 // Replaces itself with the program, librtmem-malloc.so preloaded: rt_heap serves its malloc and
 // operator new (and its children's, through the inherited environment). The exit status and
 // any signal are the program's own.
@@ -13,6 +13,8 @@
 
 #include "command.hpp"
 #include "rtmem/malloc/contract.hpp"
+#include "rtmem/malloc/plan_contract.hpp"
+#include "run_plan.hpp"
 
 namespace {
 
@@ -22,6 +24,7 @@ struct run_args {
     std::string realtime;  // SIZE with an optional K/M/G suffix
     bool lock = false;
     bool stats = false;
+    std::string plan;  // plan.json: route its sites to their strategies
     std::vector<std::string> command;
 };
 
@@ -71,6 +74,12 @@ int run_program(const run_args& a) {
     if (a.command.empty())
         throw rtmem::cli::usage_error("no program given (rtmem run -- PROGRAM ARGS...)");
     if (a.lock && a.realtime.empty()) throw rtmem::cli::usage_error("--lock needs --realtime");
+    if (!a.plan.empty() && !a.realtime.empty())
+        throw rtmem::cli::usage_error(
+            "--plan and --realtime cannot be combined yet: the plan's strategies take memory "
+            "from the OS as they grow, which real-time mode promises never to do");
+    if (!a.plan.empty()) rtmem::cli::apply_plan(a.plan, a.stats);
+    else unsetenv(rtmem::malloc_contract::env_plan);
     const std::string lib = find_malloc_library();
     const char* old_preload = std::getenv("LD_PRELOAD");
     std::string preload = lib;
@@ -97,7 +106,12 @@ const bool registered = rtmem::cli::register_command(
                         "Real-time mode: reserve, commit and prefault SIZE (e.g. 256M) at start; "
                         "an allocation it cannot serve fails instead of asking the OS");
          sub.add_flag("--lock", a->lock, "With --realtime: also mlock the heap");
-         sub.add_flag("--stats", a->stats, "Print each process's heap figures on exit (stderr)");
+         sub.add_option("--plan", a->plan,
+                        "Route the plan's sites (rtmem advise --plan) to their pool or region; "
+                        "everything else to rt_heap");
+         sub.add_flag("--stats", a->stats,
+                      "Print each process's heap figures (and the plan's summary) on exit "
+                      "(stderr)");
          sub.add_option("command", a->command, "Program and arguments (after --)")->required();
          run = [a] { return run_program(*a); };
      }});

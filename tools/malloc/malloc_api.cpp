@@ -9,18 +9,18 @@
 #include <cstdint>
 #include <cstring>
 
+#include "plan/plan_router.hpp"
 #include "process_heap.hpp"
+#include "rtmem/interpose/sizes.hpp"
 
 #define RTMEM_EXPORT extern "C" __attribute__((visibility("default")))
 
 using namespace rtmem::malloc_shim;
+using rtmem::interpose::checked_product;
+using rtmem::interpose::page_size;
+namespace site_plan = rtmem::site_plan;
 
 namespace {
-
-std::size_t page_size() noexcept {
-    static const std::size_t size = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    return size;
-}
 
 constexpr bool is_pow2(std::size_t a) noexcept {
     return a != 0 && (a & (a - 1)) == 0;
@@ -36,35 +36,60 @@ void* aligned(std::size_t align, std::size_t size) {
     return allocate(size, align <= 16 ? 0 : align);
 }
 
+// A planned block leaves its site on realloc: the general heap takes it (glibc's rules kept).
+void* reallocate_planned(void* p, std::size_t size) noexcept {
+    if (size == 0) {
+        site_plan::deallocate(p);
+        return nullptr;
+    }
+    void* q = allocate(size, 0);
+    if (q == nullptr) return nullptr;  // the block stays as it was
+    const std::size_t old = site_plan::usable_size(p);
+    std::memcpy(q, p, old < size ? old : size);
+    site_plan::deallocate(p);
+    return q;
+}
+
+// Every allocating entry point: the plan's site strategy first (one probe when the caller is
+// no planned site), then the general heap.
+#define RTMEM_PLANNED(size, align)                                                      \
+    if (void* planned = site_plan::try_allocate(size, align, __builtin_return_address(0))) \
+    return planned
+
 }  // namespace
 
 RTMEM_EXPORT void* malloc(std::size_t size) {
+    RTMEM_PLANNED(size, 0);
     return allocate(size, 0);
 }
 
 RTMEM_EXPORT void free(void* p) {
+    if (site_plan::owns(p)) [[unlikely]]
+        return site_plan::deallocate(p);
     release(p);
 }
 
 RTMEM_EXPORT void* calloc(std::size_t n, std::size_t m) {
     std::size_t total = 0;
-    if (__builtin_mul_overflow(n, m, &total)) {
-        errno = ENOMEM;
-        return nullptr;
+    if (!checked_product(n, m, total)) return nullptr;
+    if (void* planned = site_plan::try_allocate(total, 0, __builtin_return_address(0))) {
+        std::memset(planned, 0, total);
+        return planned;
     }
     return allocate_zeroed(total);
 }
 
 RTMEM_EXPORT void* realloc(void* p, std::size_t size) {
+    if (site_plan::owns(p)) [[unlikely]]
+        return reallocate_planned(p, size);
     return reallocate(p, size);
 }
 
 RTMEM_EXPORT void* reallocarray(void* p, std::size_t n, std::size_t m) {
     std::size_t total = 0;
-    if (__builtin_mul_overflow(n, m, &total)) {
-        errno = ENOMEM;
-        return nullptr;
-    }
+    if (!checked_product(n, m, total)) return nullptr;
+    if (site_plan::owns(p)) [[unlikely]]
+        return reallocate_planned(p, total);
     return reallocate(p, total);
 }
 
@@ -107,6 +132,8 @@ RTMEM_EXPORT void* pvalloc(std::size_t size) {
 }
 
 RTMEM_EXPORT std::size_t malloc_usable_size(void* p) {
+    if (site_plan::owns(p)) [[unlikely]]
+        return site_plan::usable_size(p);
     return usable_size(p);
 }
 

@@ -3,9 +3,11 @@
 // return nullptr instead; every delete form frees through the same routing as free().
 #include <new>
 
+#include "plan/plan_router.hpp"
 #include "process_heap.hpp"
 
 using namespace rtmem::malloc_shim;
+namespace site_plan = rtmem::site_plan;
 
 namespace {
 
@@ -30,30 +32,62 @@ constexpr std::size_t as_size(std::align_val_t a) noexcept {
     return static_cast<std::size_t>(a);
 }
 
+// A planned site's strategy first (one probe when the caller is no planned site); frame 0 is
+// the caller of operator new, as the tracer records it.
+#define RTMEM_PLANNED(size, align)                                                      \
+    if (void* planned = site_plan::try_allocate(size, align, __builtin_return_address(0))) \
+    return planned
+
+void release_any(void* p) noexcept {
+    if (site_plan::owns(p)) [[unlikely]]
+        return site_plan::deallocate(p);
+    release(p);
+}
+
 }  // namespace
 
-void* operator new(std::size_t n) { return new_throwing(n, 0); }
-void* operator new[](std::size_t n) { return new_throwing(n, 0); }
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return new_nothrow(n, 0); }
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return new_nothrow(n, 0); }
-void* operator new(std::size_t n, std::align_val_t a) { return new_throwing(n, as_size(a)); }
-void* operator new[](std::size_t n, std::align_val_t a) { return new_throwing(n, as_size(a)); }
+void* operator new(std::size_t n) {
+    RTMEM_PLANNED(n, 0);
+    return new_throwing(n, 0);
+}
+void* operator new[](std::size_t n) {
+    RTMEM_PLANNED(n, 0);
+    return new_throwing(n, 0);
+}
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+    RTMEM_PLANNED(n, 0);
+    return new_nothrow(n, 0);
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+    RTMEM_PLANNED(n, 0);
+    return new_nothrow(n, 0);
+}
+void* operator new(std::size_t n, std::align_val_t a) {
+    RTMEM_PLANNED(n, as_size(a));
+    return new_throwing(n, as_size(a));
+}
+void* operator new[](std::size_t n, std::align_val_t a) {
+    RTMEM_PLANNED(n, as_size(a));
+    return new_throwing(n, as_size(a));
+}
 void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+    RTMEM_PLANNED(n, as_size(a));
     return new_nothrow(n, as_size(a));
 }
 void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+    RTMEM_PLANNED(n, as_size(a));
     return new_nothrow(n, as_size(a));
 }
 
-void operator delete(void* p) noexcept { release(p); }
-void operator delete[](void* p) noexcept { release(p); }
-void operator delete(void* p, std::size_t) noexcept { release(p); }
-void operator delete[](void* p, std::size_t) noexcept { release(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { release(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { release(p); }
-void operator delete(void* p, std::align_val_t) noexcept { release(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { release(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { release(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { release(p); }
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { release(p); }
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { release(p); }
+void operator delete(void* p) noexcept { release_any(p); }
+void operator delete[](void* p) noexcept { release_any(p); }
+void operator delete(void* p, std::size_t) noexcept { release_any(p); }
+void operator delete[](void* p, std::size_t) noexcept { release_any(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { release_any(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { release_any(p); }
+void operator delete(void* p, std::align_val_t) noexcept { release_any(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { release_any(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { release_any(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { release_any(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { release_any(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { release_any(p); }

@@ -55,8 +55,8 @@ void release_foreign(void* p) noexcept;
 [[gnu::always_inline]] inline void release(void* p) noexcept {
     if (p == nullptr) return;
     rt_heap* heap = g_heap.load(std::memory_order_acquire);
-    if (heap != nullptr && heap->owns(p)) [[likely]]
-        return heap->deallocate(p, rt_heap::usable_size(p));
+    if (heap != nullptr && heap->deallocate_if_owned(p)) [[likely]]
+        return;
     release_foreign(p);
 }
 

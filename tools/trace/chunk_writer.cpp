@@ -72,8 +72,10 @@ std::uint64_t write_chunk(fmt::chunk_type type, std::uint32_t thread, std::uint3
     h.stored_size = static_cast<std::uint32_t>(stored_size);
     h.check = fmt::header_check(h);
     std::uint64_t off = g_file_offset.fetch_add(sizeof h + stored_size, std::memory_order_relaxed);
-    write_all_at(g_fd, &h, sizeof h, off);
+    // Payload first: a valid header then always means a complete chunk (rtmem_trace_dump
+    // copies the file while it grows).
     write_all_at(g_fd, stored, stored_size, off + sizeof h);
+    write_all_at(g_fd, &h, sizeof h, off);
     return off;
 }
 

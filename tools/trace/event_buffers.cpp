@@ -27,6 +27,8 @@ constinit thread_local std::uint32_t tl_timing_countdown
     __attribute__((tls_model("initial-exec"))) = 1;
 constinit thread_local std::uint32_t tl_timing_random __attribute__((tls_model("initial-exec"))) =
     0;
+constinit thread_local internal::call_counters* internal::tl_counters
+    __attribute__((tls_model("initial-exec"))) = nullptr;
 
 }  // namespace rtmem::trace
 
@@ -55,6 +57,7 @@ struct thread_buffer {
     std::uint32_t cur;                      // block being filled (owner)
     std::atomic<std::uint32_t> next_write;  // oldest block not known free (claim holder)
     std::atomic<std::uint64_t> recorded;    // events stored (owner), for the end record
+    call_counters counts;                   // every call (owner), kept when the thread exits
     stack_cache stacks;
     event_block blocks[blocks_per_thread];
 };
@@ -290,6 +293,7 @@ thread_buffer* acquire_buffer() noexcept {
         } while (!g_buffers.compare_exchange_weak(head, b, std::memory_order_release));
     }
     tl_buffer = b;
+    tl_counters = &b->counts;
     pthread_setspecific(g_thread_key, b);
     return b;
 }
@@ -305,6 +309,7 @@ void release_buffer(void* p) {
     write_own_blocks(b, true);
     release_claim(b);
     tl_buffer = nullptr;
+    tl_counters = nullptr;
     b->in_use.store(false, std::memory_order_release);
 }
 
@@ -352,6 +357,31 @@ void drain_all_buffers(bool in_signal) noexcept {
     flush_stacks(in_signal);
 }
 
+void flush_all_buffers() noexcept {
+    for (thread_buffer* b = g_buffers.load(std::memory_order_acquire); b != nullptr; b = b->next) {
+        if (!wait_for([b] { return try_claim(b); }, false)) continue;
+        write_own_blocks(b, true);
+        release_claim(b);
+    }
+    flush_stacks(false);
+}
+
+call_counters* acquire_counters() noexcept {
+    thread_buffer* b = tl_buffer != nullptr ? tl_buffer : acquire_buffer();
+    return b != nullptr ? &b->counts : nullptr;
+}
+
+fmt::call_counts counted_calls() noexcept {
+    fmt::call_counts out{};
+    for (thread_buffer* b = g_buffers.load(std::memory_order_acquire); b != nullptr; b = b->next) {
+        for (std::size_t i = 0; i < fmt::counted_ops; ++i) {
+            out.calls[i] += b->counts.calls[i].load(std::memory_order_relaxed);
+            out.bytes[i] += b->counts.bytes[i].load(std::memory_order_relaxed);
+        }
+    }
+    return out;
+}
+
 std::uint64_t recorded_events() noexcept {
     std::uint64_t total = 0;
     for (thread_buffer* b = g_buffers.load(std::memory_order_acquire); b != nullptr; b = b->next) {
@@ -375,6 +405,8 @@ void buffers_after_fork_child(bool tracing) noexcept {
         b->claim.store(false);
         b->busy.store(0);
         b->recorded.store(0);
+        for (auto& c : b->counts.calls) c.store(0);
+        for (auto& c : b->counts.bytes) c.store(0);
         b->next_write.store(0);
         for (auto& blk : b->blocks) blk.free.store(true);
         if (b != tl_buffer) b->in_use.store(false);

@@ -12,22 +12,41 @@
 #include <new>
 
 #include "recorder.hpp"
+#include "rtmem/interpose/sizes.hpp"
+#include "sampling.hpp"
 
 #define RTMEM_EXPORT extern "C" __attribute__((visibility("default")))
 
 using namespace rtmem::trace;
+using rtmem::interpose::page_size;
 
 namespace {
 
-std::size_t page_size() noexcept {
-    static const std::size_t size = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    return size;
+// Sampled mode: records a sampled block (with its stack). Out of line: once per interval.
+__attribute__((noinline)) void record_sampled(op kind, std::size_t size, std::size_t align,
+                                              void* p) noexcept {
+    if (remember_sampled(p)) record(kind, size, align, p, nullptr, ticks(), 0, false, false);
+}
+
+// Sampled mode: counts the allocation, records it only when sampled (inline: every call).
+inline void sampled_alloc(op kind, std::size_t size, std::size_t align, void* p) noexcept {
+    if (paused()) return;
+    count_call(kind, size);
+    if (p != nullptr && sample_allocation(size)) [[unlikely]]
+        record_sampled(kind, size, align, p);
 }
 
 // Calls `call` (returning the new pointer) and records it as an allocation.
 template <class Call>
 void* traced_alloc(op kind, std::size_t size, std::size_t align, Call call) {
     guard_scope g;
+    if (sampling()) {
+        void* p = call();
+        sampled_alloc(kind, size, align, p);
+        return p;
+    }
+    if (paused()) return call();
+    count_call(kind, size);
     call_timing timing;
     void* p = call();
     std::uint64_t t1 = ticks();
@@ -36,10 +55,28 @@ void* traced_alloc(op kind, std::size_t size, std::size_t align, Call call) {
 }
 
 // Records a deallocation before it happens (a block freed here may be handed out again by
-// another thread at once; its allocation must not appear before this free).
+// another thread at once; its allocation must not appear before this free). Sampled mode:
+// only the frees of sampled blocks (their filter byte is set: almost every other free costs
+// one load), also while paused.
 template <class Call>
 void traced_free(op kind, void* p, std::size_t size, std::size_t align, Call call) {
     guard_scope g;
+    if (sampling()) {
+        if (!paused()) count_call(kind, size);
+        if (!maybe_sampled(p) || !forget_sampled(p)) {
+            call();
+            return;
+        }
+        std::uint64_t t0 = ticks();
+        call();
+        record(kind, size, align, p, nullptr, t0, 0, false, false);
+        return;
+    }
+    if (paused()) {
+        call();
+        return;
+    }
+    count_call(kind, size);
     bool timed = timing_due();
     std::uint64_t t0 = ticks();
     call();
@@ -90,6 +127,28 @@ RTMEM_EXPORT void free(void* p) {
     traced_free(op::free, p, 0, 0, [&] { real.free(p); });
 }
 
+namespace {
+// Sampled mode: a realloc is recorded when its new block is sampled (as a realloc, naming the
+// old block only if that was sampled too) or when it gives up a sampled block (as its free).
+void* sampled_realloc(void* old, std::size_t n) noexcept {
+    bool live = !paused();
+    if (live) count_call(op::realloc, n);
+    bool old_sampled = old != nullptr && forget_sampled(old);
+    void* p = real.realloc(old, n);
+    if (p == nullptr && n != 0) {  // failed: the old block is still there
+        if (old_sampled) remember_sampled(old);
+        return p;
+    }
+    bool fresh = live && p != nullptr && sample_allocation(n) && remember_sampled(p);
+    if (fresh) {
+        record(op::realloc, n, 0, p, old_sampled ? old : nullptr, ticks(), 0, false, false);
+    } else if (old_sampled) {
+        record(op::free, 0, 0, old, nullptr, ticks(), 0, false, false);
+    }
+    return p;
+}
+}  // namespace
+
 RTMEM_EXPORT void* realloc(void* old, std::size_t n) {
     if (old != nullptr && is_bootstrap(old)) {  // move out of the bootstrap buffer
         void* p = malloc(n);
@@ -102,6 +161,9 @@ RTMEM_EXPORT void* realloc(void* old, std::size_t n) {
     if (!real_resolved() && !ensure_ready()) return bootstrap_alloc(n, 16);
     if (passthrough()) return real_resolved() ? real.realloc(old, n) : bootstrap_alloc(n, 16);
     guard_scope g;
+    if (sampling()) return sampled_realloc(old, n);
+    if (paused()) return real.realloc(old, n);
+    count_call(op::realloc, n);
     call_timing timing;
     void* p = real.realloc(old, n);
     std::uint64_t t1 = ticks();
@@ -112,11 +174,7 @@ RTMEM_EXPORT void* realloc(void* old, std::size_t n) {
 
 RTMEM_EXPORT void* reallocarray(void* old, std::size_t n, std::size_t m) {
     std::size_t total = 0;
-    if (__builtin_mul_overflow(n, m, &total)) {
-        errno = ENOMEM;
-        return nullptr;
-    }
-    return realloc(old, total);
+    return rtmem::interpose::checked_product(n, m, total) ? realloc(old, total) : nullptr;
 }
 
 RTMEM_EXPORT void* memalign(std::size_t align, std::size_t n) {
@@ -197,6 +255,13 @@ void* new_impl(op kind, std::size_t n, std::size_t align, bool nothrow, Real fn,
         return fn != nullptr ? fn(n, args...) : fallback_new(n, align, nothrow);
     }
     guard_scope g;
+    if (sampling() || paused()) {  // bad_alloc passes through unrecorded
+        void* p = g_new_is_malloc && align == 0 ? real.malloc(n == 0 ? 1 : n) : nullptr;
+        if (p == nullptr) p = fn != nullptr ? fn(n, args...) : fallback_new(n, align, nothrow);
+        if (sampling()) sampled_alloc(kind, n, align, p);
+        return p;
+    }
+    count_call(kind, n);
     call_timing timing;
     void* p = nullptr;
     try {
@@ -224,6 +289,10 @@ void delete_impl(op kind, void* p, std::size_t size, std::size_t align, Real fn,
     };
     if (tl_guard > 0 || !recording()) {
         call();
+        return;
+    }
+    if (g_new_is_malloc && align == 0 && (sampling() || paused())) {
+        traced_free(kind, p, size, align, [&] { real.free(p); });
         return;
     }
     traced_free(kind, p, size, align, call);

@@ -16,16 +16,19 @@
 #include <cstring>
 
 #include "recorder_internal.hpp"
+#include "sampling.hpp"
 
 namespace rtmem::trace {
 
 bool g_use_tsc = false;
+bool g_new_is_malloc = false;
 std::uint32_t g_timing_period = trace_format::contract::default_timing_period;
 
 namespace internal {
 
 std::atomic<int> g_state{uninit};
 std::atomic<bool> g_stopped{false};
+std::atomic<bool> g_paused{false};
 int g_fd = -1;
 std::atomic<std::uint64_t> g_file_offset{sizeof(fmt::file_header)};
 std::uint64_t g_start_mono = 0;
@@ -130,7 +133,7 @@ void write_meta() noexcept {
 }
 
 bool open_trace(const char* path, bool exclusive) noexcept {
-    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC);
+    int flags = O_RDWR | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC);
     g_fd = open(path, flags, 0644);
     if (g_fd < 0) return false;
     std::strncpy(g_path, path, sizeof g_path - 1);
@@ -147,6 +150,7 @@ bool open_trace(const char* path, bool exclusive) noexcept {
     h.pid = static_cast<std::uint32_t>(getpid());
     h.stack_depth = static_cast<std::uint32_t>(g_depth);
     h.timing_period = g_timing_period;
+    h.sample_interval = g_sample_interval;
     write_all_at(g_fd, &h, sizeof h, 0);
     write_meta();
     return true;
@@ -169,6 +173,43 @@ bool open_child_trace(const char* base) noexcept {
     return false;
 }
 
+}  // namespace
+
+// The end record and the index go out as one raw chunk (header, record, entries) after the
+// counts chunk; payloads before headers, so a valid header means a complete chunk (a dump
+// reading the file while it grows relies on it).
+void internal::write_end_chunks(int fd, std::uint64_t& offset, fmt::end_reason reason, int sig,
+                                std::uint64_t events, std::uint64_t dropped,
+                                std::uint64_t index_count) noexcept {
+    auto put = [&](fmt::chunk_type type, std::uint32_t count, const void* a, std::size_t a_size,
+                   const void* b, std::size_t b_size) {
+        fmt::chunk_header h{};
+        h.magic = fmt::chunk_magic;
+        h.type = type;
+        h.coding = fmt::codec::raw;
+        h.count = count;
+        h.raw_size = static_cast<std::uint32_t>(a_size + b_size);
+        h.stored_size = h.raw_size;
+        h.check = fmt::header_check(h);
+        write_all_at(fd, a, a_size, offset + sizeof h);
+        if (b_size > 0) write_all_at(fd, b, b_size, offset + sizeof h + a_size);
+        write_all_at(fd, &h, sizeof h, offset);
+        offset += sizeof h + h.raw_size;
+    };
+    fmt::call_counts counts = counted_calls();
+    put(fmt::chunk_type::counts, 1, &counts, sizeof counts, nullptr, 0);
+    fmt::end_record end{};
+    end.reason = static_cast<std::uint32_t>(reason);
+    end.signal = static_cast<std::uint32_t>(sig);
+    end.events = events;
+    end.time = to_trace_ns(ticks()) + g_start_mono;
+    end.dropped = dropped;
+    put(fmt::chunk_type::end, static_cast<std::uint32_t>(index_count), &end, sizeof end, g_index,
+        index_count * sizeof(fmt::index_entry));
+}
+
+namespace {
+
 // Writes every buffered event and the end chunk. `in_signal`: no allocation (raw chunks) and
 // bounded waits.
 void write_end(fmt::end_reason reason, int sig, bool in_signal) noexcept {
@@ -178,26 +219,8 @@ void write_end(fmt::end_reason reason, int sig, bool in_signal) noexcept {
     refresh_modules(true);
     std::uint64_t n = g_index_count.load();
     if (n > max_index) n = max_index;
-    fmt::end_record end{};
-    end.reason = static_cast<std::uint32_t>(reason);
-    end.signal = static_cast<std::uint32_t>(sig);
-    end.events = recorded_events();
-    end.time = to_trace_ns(ticks()) + g_start_mono;
-    end.dropped = g_dropped.load();
-    // The end record and the index go out as one raw chunk: header, record, entries.
-    fmt::chunk_header h{};
-    h.magic = fmt::chunk_magic;
-    h.type = fmt::chunk_type::end;
-    h.coding = fmt::codec::raw;
-    h.count = static_cast<std::uint32_t>(n);
-    std::size_t index_bytes = n * sizeof(fmt::index_entry);
-    h.raw_size = static_cast<std::uint32_t>(sizeof end + index_bytes);
-    h.stored_size = h.raw_size;
-    h.check = fmt::header_check(h);
-    std::uint64_t off = g_file_offset.fetch_add(sizeof h + h.stored_size);
-    write_all_at(g_fd, &h, sizeof h, off);
-    write_all_at(g_fd, &end, sizeof end, off + sizeof h);
-    if (index_bytes > 0) write_all_at(g_fd, g_index, index_bytes, off + sizeof h + sizeof end);
+    std::uint64_t off = g_file_offset.fetch_add(end_chunks_size(n));
+    write_end_chunks(g_fd, off, reason, sig, recorded_events(), g_dropped.load(), n);
 }
 
 void finish(fmt::end_reason reason, int sig, bool in_signal) noexcept {
@@ -235,11 +258,14 @@ void install_signal_handlers() noexcept {
 // fork: the child owns none of the other threads' events (the parent writes them).
 void before_fork() {
     stacks_before_fork();
+    sampling_before_fork();
 }
 void after_fork_parent() {
+    sampling_after_fork();
     stacks_after_fork_parent();
 }
 void after_fork_child() {
+    sampling_after_fork();
     g_owner = getpid();
     int old_fd = g_fd;
     g_fd = -1;
@@ -327,6 +353,15 @@ void initialize() noexcept {
         g_state.store(disabled);
         return;
     }
+    auto from_libstdcxx = [](void* fn) {
+        Dl_info info{};
+        return fn != nullptr && dladdr(fn, &info) != 0 && info.dli_fname != nullptr &&
+               std::strstr(info.dli_fname, "libstdc++") != nullptr;
+    };
+    g_new_is_malloc = from_libstdcxx(reinterpret_cast<void*>(real.new_scalar)) &&
+                      from_libstdcxx(reinterpret_cast<void*>(real.new_array)) &&
+                      from_libstdcxx(reinterpret_cast<void*>(real.delete_scalar)) &&
+                      from_libstdcxx(reinterpret_cast<void*>(real.delete_array));
     ssize_t n = readlink("/proc/self/exe", g_exe, sizeof g_exe - 1);
     g_exe[n > 0 ? n : 0] = 0;
     g_depth = static_cast<int>(parse_u64(getenv(contract::env_depth), std::uint64_t{contract::default_depth}));
@@ -338,6 +373,11 @@ void initialize() noexcept {
         parse_u64(getenv(contract::env_timing), contract::default_timing_period);
     g_timing_period = static_cast<std::uint32_t>(
         period < 1 ? 1 : period > contract::max_timing_period ? contract::max_timing_period : period);
+    std::uint64_t seed = parse_u64(getenv(contract::env_seed), 0);
+    if (seed == 0) seed = now_ns() ^ (static_cast<std::uint64_t>(getpid()) << 32);
+    sampling_init(parse_u64(getenv(contract::env_sample), 0), seed);
+    if (sampling()) g_timing_period = 1;  // sampled events are not timed (docs/tracer.md)
+    g_paused.store(parse_u64(getenv(contract::env_start), 1) == 0);
     if (const char* lv = getenv(contract::env_zstd_level); lv != nullptr && *lv != 0) {
         bool negative = *lv == '-';
         auto v = static_cast<int>(parse_u64(negative ? lv + 1 : lv, 1));

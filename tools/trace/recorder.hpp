@@ -31,6 +31,20 @@ extern std::atomic<int> g_state;
 extern std::atomic<bool> g_stopped;  ///< end written or being written: later events are dropped
 bool ensure_ready_slow() noexcept;
 extern std::uintptr_t g_own_init_lo, g_own_init_hi;  ///< own_libstdcxx.cpp
+
+/// Paused by rtmem_trace_stop() (or RTMEM_TRACE_START=0) until rtmem_trace_start(): calls are
+/// neither counted nor recorded, except the frees of sampled blocks (sampled mode), so that
+/// the blocks recorded before the pause do not look live for ever.
+extern std::atomic<bool> g_paused;
+
+/// Exact per-thread counts of every call made while recording (sampled or not), summed into
+/// the trace's counts chunk. Written only by the owning thread (load + store, no RMW).
+struct call_counters {
+    std::atomic<std::uint64_t> calls[16];
+    std::atomic<std::uint64_t> bytes[16];
+};
+extern constinit thread_local call_counters* tl_counters;
+call_counters* acquire_counters() noexcept;  ///< the calling thread's, from its event buffer
 }  // namespace internal
 
 /// A call from the start-up of a libstdc++ the program does not use (loaded for the tracer:
@@ -41,6 +55,25 @@ inline bool tracers_own_call(const void* caller) noexcept {
 }
 
 // Inline: every interposed call asks these first.
+
+inline bool paused() noexcept {
+    return internal::g_paused.load(std::memory_order_relaxed);
+}
+
+/// Counts one call (inside the recursion guard: the first call of a thread maps its buffer).
+inline void count_call(op kind, std::uint64_t size) noexcept {
+    internal::call_counters* c = internal::tl_counters;
+    if (c == nullptr) [[unlikely]] {
+        c = internal::acquire_counters();
+        if (c == nullptr) return;
+    }
+    auto i = static_cast<std::size_t>(kind);
+    c->calls[i].store(c->calls[i].load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    if (size != ~std::uint64_t{0}) {
+        c->bytes[i].store(c->bytes[i].load(std::memory_order_relaxed) + size,
+                          std::memory_order_relaxed);
+    }
+}
 
 /// True once real functions are resolved and recording is on.
 inline bool recording() noexcept {
@@ -98,6 +131,11 @@ struct call_timing {
         return timed ? end - start : 0;
     }
 };
+
+/// The next operator new/new[]/delete/delete[] (unaligned) are libstdc++'s, which are malloc
+/// and free plus a new_handler loop: sampled and paused modes then call malloc and free
+/// directly, skipping two interposed frames per call (the handler loop still runs on failure).
+extern bool g_new_is_malloc;
 
 /// Records one call; `time` (ticks) is when it took effect, `duration` the ticks spent in
 /// `real` when `timed`.

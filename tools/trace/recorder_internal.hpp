@@ -153,6 +153,20 @@ bool stacks_init() noexcept;
 void drain_all_buffers(bool in_signal) noexcept;
 /// Total events ever recorded (end record).
 std::uint64_t recorded_events() noexcept;
+/// Writes what every buffer holds so far, sealed or not, and the pending stacks, while
+/// recording goes on (rtmem_trace_dump).
+void flush_all_buffers() noexcept;
+/// The exact call counts of every thread so far (counts chunk).
+fmt::call_counts counted_calls() noexcept;
+/// Bytes of the counts and end chunks with `index_count` index entries.
+inline std::uint64_t end_chunks_size(std::uint64_t index_count) noexcept {
+    return 2 * sizeof(fmt::chunk_header) + sizeof(fmt::call_counts) + sizeof(fmt::end_record) +
+           index_count * sizeof(fmt::index_entry);
+}
+/// The counts chunk then the end chunk (record, and `index_count` entries of g_index) at the
+/// end of the file `fd`, reserving from `offset` (advanced).
+void write_end_chunks(int fd, std::uint64_t& offset, fmt::end_reason reason, int sig,
+                      std::uint64_t events, std::uint64_t dropped, std::uint64_t index_count) noexcept;
 void buffers_after_fork_child(bool tracing) noexcept;
 bool buffers_init() noexcept;
 /// Starts the writer thread in this process if it is enabled and not running yet.

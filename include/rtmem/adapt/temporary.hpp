@@ -56,8 +56,10 @@ class temporary_resource final : public std::pmr::memory_resource {
     // The same-chunk bump inline and everything else in one out-of-line call made as a tail
     // call, so the fast path has no stack frame and no second test of the result. bytes - 1
     // sends a zero size (which must still get a unique block) out of line with the sizes too
-    // large to bump, in the one test fits() needs on the size anyway. At check level 0 only: with
-    // checks on, every call goes through arena::allocate, which validates the alignment.
+    // large to bump, in the one test fits() needs on the size anyway: its sign (a user-space
+    // address on x86-64 is below 2^56, so start + last cannot wrap for last < 2^63). At check
+    // level 0 only: with checks on, every call goes through arena::allocate, which validates
+    // the alignment.
     void* do_allocate(std::size_t bytes, std::size_t align) override {
 #if defined(__x86_64__) || defined(_M_X64)
         if constexpr (check_level == 0) {
@@ -65,8 +67,8 @@ class temporary_resource final : public std::pmr::memory_resource {
             const auto t = reinterpret_cast<std::uintptr_t>(a.top_);
             const auto start = (t + align - 1) & ~(std::uintptr_t{align} - 1);
             const std::size_t last = bytes - 1;  // the block's last byte is start + last
-            if (last < max_inline_bytes && start + last < reinterpret_cast<std::uintptr_t>(a.end_))
-                [[likely]] {
+            if (static_cast<std::int64_t>(last) >= 0 &&
+                start + last < reinterpret_cast<std::uintptr_t>(a.end_)) [[likely]] {
                 std::byte* p = a.top_ + (start - t);
                 a.top_ = p + bytes;
                 detail::unpoison(p, bytes);
@@ -77,9 +79,6 @@ class temporary_resource final : public std::pmr::memory_resource {
 #endif
         return allocate_slow(bytes, align);
     }
-    // A user-space address on x86-64 is below 2^56 (2^47 with 4-level paging), so start + last
-    // cannot wrap for a smaller size.
-    static constexpr std::uint64_t max_inline_bytes = std::uint64_t{1} << 56;
     RTMEM_NOINLINE void* allocate_slow(std::size_t bytes, std::size_t align) {
         void* p = arena_->allocate(bytes, align);
         if (p == nullptr) [[unlikely]]

@@ -12,6 +12,7 @@
 #include "rtmem/core/allocator.hpp"
 #include "rtmem/core/malloc_allocator.hpp"
 #include "rtmem/detail/pool_chunk.hpp"
+#include "rtmem/detail/pool_reserve.hpp"
 #include "rtmem/detail/sanitizer.hpp"
 
 namespace rtmem {
@@ -39,43 +40,44 @@ class pool_allocator {
     static constexpr bool counts_calls = Counting == pool_counting::calls;
     static constexpr std::byte free_fill{0xDD};
 
-    /// Blocks carved from caller memory; never grows. (With checks on, the chunk header and the
-    /// free bit map take the first bytes of the buffer.)
-    pool_allocator(std::span<std::byte> buffer, std::size_t block_size,
-                   std::size_t block_align = default_alignment) noexcept
-        : pool_allocator(block_size, block_align, 0, nullptr) {
-        if (!valid_) return;
-        if (auto* c = detail::pool_chunk::carve(buffer, stride_, block_align_, check_level >= 1)) {
-            adopt(c);
-        }
+    /// Blocks carved from caller memory; never grows. The chunk header (and, checks on, the free
+    /// bit map) takes the first bytes of the buffer, the pool's cold state (its reserve) the last.
+    RTMEM_ALWAYS_INLINE pool_allocator(std::span<std::byte> buffer, std::size_t block_size,
+                                       std::size_t block_align = default_alignment) noexcept
+        : pool_allocator(geometry{}, block_size, block_align) {
+        if (stride_ != 0) reserve_ = reserve_type::create_in(buffer, stride_, block_align_);
     }
 
     /// Blocks taken from `upstream` in chunks of `blocks_per_chunk`; a new chunk is added when
     /// the free list runs dry (existing blocks never move). Chunks go back on destruction.
-    pool_allocator(std::size_t block_size, std::size_t block_align, std::size_t blocks_per_chunk,
-                   Upstream& upstream) noexcept
-        : pool_allocator(block_size, block_align, blocks_per_chunk, &upstream) {}
+    RTMEM_ALWAYS_INLINE pool_allocator(std::size_t block_size, std::size_t block_align,
+                                       std::size_t blocks_per_chunk, Upstream& upstream) noexcept
+        : pool_allocator(geometry{}, block_size, block_align) {
+        if (stride_ != 0)
+            reserve_ = reserve_type::create_from(upstream, stride_, block_align_, blocks_per_chunk);
+    }
 
     pool_allocator(std::size_t block_size, std::size_t block_align = default_alignment,
                    std::size_t blocks_per_chunk = 64) noexcept requires
         std::is_default_constructible_v<Upstream> && std::is_empty_v<Upstream>
-        : pool_allocator(block_size, block_align, blocks_per_chunk, &default_upstream()) {}
+        : pool_allocator(block_size, block_align, blocks_per_chunk, default_upstream()) {}
 
-    pool_allocator(pool_allocator&& o) noexcept { steal(o); }
+    RTMEM_ALWAYS_INLINE pool_allocator(pool_allocator&& o) noexcept { steal(o); }
     pool_allocator& operator=(pool_allocator&& o) noexcept {
         if (this != &o) {
-            release_chunks();
+            reserve_type::destroy(reserve_);
             steal(o);
         }
         return *this;
     }
     pool_allocator(const pool_allocator&) = delete;
     pool_allocator& operator=(const pool_allocator&) = delete;
-    ~pool_allocator() { release_chunks(); }
+    RTMEM_ALWAYS_INLINE ~pool_allocator() { reserve_type::destroy(reserve_); }
 
     /// The typed fast path: one block, or nullptr when exhausted (and growth failed). A pop;
-    /// never-used blocks are carved out of line, so the free list only holds blocks handed out
-    /// before and the number carved is exactly the peak live count.
+    /// never-used blocks are carved out of line (from the reserve, which the pool object does
+    /// not pass), so the free list only holds blocks handed out before and the number carved is
+    /// exactly the peak live count.
     [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate_block() noexcept {
         void* p = head_;
         if (p == nullptr) [[unlikely]]
@@ -102,7 +104,7 @@ class pool_allocator {
     [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
         std::size_t size, std::size_t align = default_alignment) noexcept {
         if (!fits(size, align)) [[unlikely]]
-            return reject(size, align);
+            return reject(size, align, block_size_, block_align_);
         return allocate_block();
     }
 
@@ -137,18 +139,15 @@ class pool_allocator {
 
     /// Returns every block to the free list; chunks are kept.
     void reset() noexcept {
-        if (carved_ > peak_) peak_ = carved_;
-        for (auto* c = chunks_; c != nullptr; c = c->next) c->prepare(stride_);
+        if (reserve_ != nullptr) reserve_->reset();
         head_ = nullptr;
-        carve_ = chunks_;
-        carved_ = 0;
         freed_ = total_;
     }
 
     [[nodiscard]] rtmem::stats stats() const noexcept {
-        const std::size_t peak = carved_ > peak_ ? carved_ : peak_;
+        const std::size_t peak = reserve_ == nullptr ? 0 : reserve_->peak_count();
         const std::size_t live = live_count();
-        return rtmem::stats{blocks_ * stride_, live * stride_, peak * stride_, live,
+        return rtmem::stats{capacity_blocks() * stride_, live * stride_, peak * stride_, live,
                             counts_calls ? total_ : 0};
     }
 
@@ -162,8 +161,10 @@ class pool_allocator {
     /// Distance between consecutive blocks (block size rounded up to alignment and a pointer).
     [[nodiscard]] std::size_t block_stride() const noexcept { return stride_; }
     /// Blocks in all chunks (free or live).
-    [[nodiscard]] std::size_t capacity_blocks() const noexcept { return blocks_; }
-    [[nodiscard]] std::size_t free_blocks() const noexcept { return blocks_ - live_count(); }
+    [[nodiscard]] std::size_t capacity_blocks() const noexcept {
+        return reserve_ == nullptr ? 0 : reserve_->blocks;
+    }
+    [[nodiscard]] std::size_t free_blocks() const noexcept { return capacity_blocks() - live_count(); }
     /// O(1) with pool_counting::calls; otherwise carved blocks minus the free list's length.
     [[nodiscard]] std::size_t live_count() const noexcept {
         if constexpr (counts_calls) {
@@ -172,31 +173,44 @@ class pool_allocator {
             std::size_t free_count = 0;
             for (void* p = head_; p != nullptr; p = detail::read_free_word(static_cast<void**>(p)))
                 ++free_count;  // the link words stay poisoned under ASan
-            return carved_ - free_count;
+            return carved() - free_count;
         }
     }
 
   private:
+    using reserve_type = detail::pool_reserve<Upstream>;
     static constexpr unsigned table_align_log2 = 12;  // fits() looks alignments <= 4 KiB up
 
-    pool_allocator(std::size_t block_size, std::size_t block_align, std::size_t per_chunk,
-                   Upstream* up) noexcept
-        : upstream_(up), block_size_(block_size), block_align_(block_align), per_chunk_(per_chunk) {
+    // The hot half: block geometry; the reserve is made by the public constructors. Inline, as
+    // they are, with the checks out of line: a constructor call would take the pool's address.
+    struct geometry {};
+    RTMEM_ALWAYS_INLINE pool_allocator(geometry, std::size_t block_size,
+                                       std::size_t block_align) noexcept
+        : block_size_(block_size),
+          block_align_(block_align < alignof(void*) ? alignof(void*) : block_align),
+          stride_(stride_for(block_size, block_align)) {
+        if (stride_ == 0) return;
+        for (unsigned k = 0; k <= table_align_log2; ++k)
+            size_bound_[k] = (std::size_t{1} << k) <= block_align_ ? block_size + 1 : 0;
+    }
+
+    // Block size rounded up to the alignment and a pointer; 0 (reported) for a geometry no pool
+    // can have, which leaves the pool without a reserve and every request rejected.
+    RTMEM_NOINLINE static std::size_t stride_for(std::size_t block_size,
+                                                 std::size_t block_align) noexcept {
         if (!is_pow2(block_align)) {
             report_violation(violation_kind::bad_alignment, name, nullptr, block_size,
                              "block alignment %zu is not a power of two", block_align);
-            return;
+            return 0;
         }
-        if (block_align_ < alignof(void*)) block_align_ = alignof(void*);
-        for (unsigned k = 0; k <= table_align_log2; ++k)
-            size_bound_[k] = (std::size_t{1} << k) <= block_align_ ? block_size + 1 : 0;
+        const std::size_t align = block_align < alignof(void*) ? alignof(void*) : block_align;
         std::size_t s = block_size < sizeof(void*) ? sizeof(void*) : block_size;
-        if (!checked_align_up(s, block_align_, stride_)) {
+        if (!checked_align_up(s, align, s)) {
             report_violation(violation_kind::bad_size, name, nullptr, block_size,
                              "block size %zu overflows at alignment %zu", block_size, block_align);
-            return;
+            return 0;
         }
-        valid_ = true;
+        return s;
     }
 
     static Upstream& default_upstream() noexcept {
@@ -204,92 +218,37 @@ class pool_allocator {
         return u;
     }
 
-    void adopt(detail::pool_chunk* c) noexcept {
-        c->next = chunks_;
-        chunks_ = c;
-        blocks_ += c->count;
-        c->prepare(stride_);
-        carve_ = c;
+    [[nodiscard]] std::size_t carved() const noexcept {
+        return reserve_ == nullptr ? 0 : reserve_->carved;
     }
 
-    // The free list is empty: hand out a never-used block, growing by a chunk if needed.
-    RTMEM_NOINLINE void* carve_block() noexcept {
-        while (carve_ != nullptr && carve_->carved == carve_->count) carve_ = carve_->next;
-        if (carve_ == nullptr && !grow()) return nullptr;
-        void* p = carve_->carve(stride_);
-        detail::unpoison(p, stride_);
-        ++carved_;
-        if constexpr (counts_calls) ++total_;
-        if constexpr (check_level >= 1) on_allocate(p);
+    // The free list is empty: a never-used block from the reserve (out of line, given only the
+    // reserve's address), then this pool's own bookkeeping for it.
+    RTMEM_ALWAYS_INLINE void* carve_block() noexcept {
+        void* p = reserve_type::carve_block(reserve_);
+        if constexpr (counts_calls || check_level >= 1) {
+            if (p == nullptr) return nullptr;
+            if constexpr (counts_calls) ++total_;
+            if constexpr (check_level >= 1) on_allocate(p);
+        }
         return p;
     }
 
-    bool grow() noexcept {
-        if (upstream_ == nullptr || per_chunk_ == 0 || !valid_) return false;
-        if (index_.size == index_.capacity && !grow_index()) return false;
-        std::size_t bytes = 0;
-        if (!checked_mul(stride_, per_chunk_, bytes) ||
-            !checked_add(bytes, detail::pool_chunk::overhead(per_chunk_, check_level >= 1) + block_align_,
-                         bytes))
-            return false;
-        auto* mem =
-            static_cast<std::byte*>(upstream_->allocate(bytes, alignof(detail::pool_chunk)));
-        if (mem == nullptr) return false;
-        auto* c = detail::pool_chunk::carve({mem, bytes}, stride_, block_align_, check_level >= 1);
-        if (c == nullptr) {
-            upstream_->deallocate(mem, bytes, alignof(detail::pool_chunk));
-            return false;
-        }
-        c->upstream_bytes = bytes;
-        adopt(c);
-        index_.insert(c);
-        return true;
-    }
-
-    // Doubles the chunk index (amortised O(1) per chunk; growth already calls the upstream).
-    bool grow_index() noexcept {
-        const std::size_t cap = index_.capacity == 0 ? 8 : 2 * index_.capacity;
-        std::size_t bytes = 0;
-        if (!checked_mul(cap, sizeof(detail::pool_chunk*), bytes)) return false;
-        auto** mem = static_cast<detail::pool_chunk**>(
-            upstream_->allocate(bytes, alignof(detail::pool_chunk*)));
-        if (mem == nullptr) return false;
-        if (index_.size != 0) std::memcpy(mem, index_.chunks, index_.size * sizeof(*mem));
-        release_index();
-        index_.chunks = mem;
-        index_.capacity = cap;
-        return true;
-    }
-
-    void release_index() noexcept {
-        if (index_.chunks != nullptr)
-            upstream_->deallocate(index_.chunks, index_.capacity * sizeof(detail::pool_chunk*),
-                                  alignof(detail::pool_chunk*));
-        index_.chunks = nullptr;
-        index_.capacity = 0;
-    }
-
-    // Not split into member values by GCC's IPA (noipa): the callers then test the members in
-    // place (memory operands) instead of loading them into registers for this call.
-#if defined(__GNUC__) && !defined(__clang__)
-    __attribute__((noipa))
-#endif
-    RTMEM_NOINLINE void*
-    reject(std::size_t size, std::size_t align) const noexcept {
-        if (!is_pow2(align) || align > block_align_)
+    // A static function of values, so the pool's address does not escape through it either.
+    RTMEM_NOINLINE static void* reject(std::size_t size, std::size_t align, std::size_t block_size,
+                                       std::size_t block_align) noexcept {
+        if (!is_pow2(align) || align > block_align)
             report_violation(violation_kind::bad_alignment, name, nullptr, size,
-                             "alignment %zu: blocks are aligned to %zu", align, block_align_);
+                             "alignment %zu: blocks are aligned to %zu", align, block_align);
         else
             report_violation(violation_kind::bad_size, name, nullptr, size,
                              "%zu bytes requested from a pool of %zu-byte blocks", size,
-                             block_size_);
+                             block_size);
         return nullptr;
     }
 
-    // O(log chunks): the buffer form has its one chunk, a growing pool binary-searches the index.
     detail::pool_block_ref find_block(const void* p) const noexcept {
-        detail::pool_chunk* c = index_.size == 0 ? chunks_ : index_.find(p);
-        return c == nullptr ? detail::pool_block_ref{} : c->locate(p, stride_);
+        return reserve_ == nullptr ? detail::pool_block_ref{} : reserve_->find_block(p);
     }
 
     void on_allocate(void* p) noexcept {
@@ -319,56 +278,24 @@ class pool_allocator {
         return true;
     }
 
-    void release_chunks() noexcept {
-        while (chunks_ != nullptr) {
-            auto* c = chunks_;
-            chunks_ = c->next;
-            if (c->upstream_bytes != 0 && upstream_ != nullptr) {
-                detail::unpoison(c->base, c->upstream_bytes);
-                upstream_->deallocate(c->base, c->upstream_bytes, alignof(detail::pool_chunk));
-            } else {
-                detail::unpoison(c->first, c->count * stride_);
-            }
-        }
-        if (upstream_ != nullptr) release_index();
-        index_.size = 0;
-        head_ = nullptr;
-        carve_ = nullptr;
-    }
-
     void steal(pool_allocator& o) noexcept {
         head_ = std::exchange(o.head_, nullptr);
-        chunks_ = std::exchange(o.chunks_, nullptr);
-        index_ = std::exchange(o.index_, detail::pool_chunk_index{});
-        carve_ = std::exchange(o.carve_, nullptr);
-        carved_ = std::exchange(o.carved_, 0);
-        upstream_ = o.upstream_;
+        total_ = std::exchange(o.total_, 0);
+        freed_ = std::exchange(o.freed_, 0);
+        reserve_ = std::exchange(o.reserve_, nullptr);
         block_size_ = o.block_size_;
         block_align_ = o.block_align_;
-        std::memcpy(size_bound_, o.size_bound_, sizeof(size_bound_));
         stride_ = o.stride_;
-        per_chunk_ = o.per_chunk_;
-        blocks_ = std::exchange(o.blocks_, 0);
-        freed_ = std::exchange(o.freed_, 0);
-        peak_ = o.peak_;
-        total_ = std::exchange(o.total_, 0);
-        valid_ = o.valid_;
+        std::memcpy(size_bound_, o.size_bound_, sizeof(size_bound_));
     }
 
     void* head_ = nullptr;  // first free block; its first word links to the next
     // pool_counting::calls only; they share head_'s cache line.
     std::size_t total_ = 0, freed_ = 0;  // live = total_ - freed_
-    detail::pool_chunk* chunks_ = nullptr;
-    detail::pool_chunk* carve_ = nullptr;  // chunk whose never-used blocks go out next
-    detail::pool_chunk_index index_;       // the chunks by address (growing pools only)
-    Upstream* upstream_ = nullptr;
-    std::size_t block_size_ = 0, block_align_ = 0, stride_ = 0, per_chunk_ = 0;
+    reserve_type* reserve_ = nullptr;    // chunks and never-used blocks (null: no memory)
+    std::size_t block_size_ = 0, block_align_ = 0, stride_ = 0;
     // size_bound_[k]: 1 + the largest request at alignment 2^k (0: blocks are less aligned).
     std::size_t size_bound_[table_align_log2 + 1] = {};
-    std::size_t blocks_ = 0;
-    std::size_t carved_ = 0;  // blocks handed out at least once since reset: the peak live count
-    std::size_t peak_ = 0;    // largest carved_ before a reset
-    bool valid_ = false;
 };
 
 pool_allocator(std::span<std::byte>, std::size_t, std::size_t)->pool_allocator<>;
@@ -379,7 +306,7 @@ bool pool_allocator<Upstream, Counting>::check() const noexcept {
     std::size_t free_count = 0;
     for (void* p = head_; p != nullptr; p = detail::read_free_word(static_cast<void**>(p))) {
         auto r = find_block(p);
-        bool ok = r.chunk != nullptr && r.index < r.chunk->carved && free_count < carved_;
+        bool ok = r.chunk != nullptr && r.index < r.chunk->carved && free_count < carved();
         if constexpr (check_level >= 1) ok = ok && r.chunk->is_free(r.index);
         if (!ok) {
             report_violation(violation_kind::corrupted, name, p, block_size_,
@@ -389,10 +316,10 @@ bool pool_allocator<Upstream, Counting>::check() const noexcept {
         }
         ++free_count;
     }
-    if (free_count + live_count() != carved_) {
+    if (free_count + live_count() != carved()) {
         report_violation(violation_kind::corrupted, name, nullptr, 0,
                          "%zu free + %zu live blocks, but %zu were handed out", free_count,
-                         live_count(), carved_);
+                         live_count(), carved());
         return false;
     }
     return true;

@@ -61,8 +61,9 @@ struct rt_heap_options {
 /// - Growing (the thread heap is full): one segment claim (a CAS loop, lock-free) and, unless
 ///   real_time, one mprotect to commit it. Before growing, every block other threads gave back
 ///   is taken (O(those blocks)), then the front cache is flushed (O(bins x depth)).
-/// - The first call from a thread binds it to a heap: O(max_threads) scan, and a thread_local
-///   exit hook (the C runtime may allocate for it). Call attach() at thread start.
+/// - The first call from a thread binds it to a heap: O(max_threads) scan, and a thread-exit
+///   hook (a pthread key; on Windows an FLS callback and one malloc). Outside real-time mode it
+///   also initialises the thread heap (~10 KiB of list heads). Call attach() at thread start.
 /// When a thread exits, its heap is handed back (its blocks stay valid and can be freed from any
 /// thread) and the next thread that binds adopts it with its memory.
 ///
@@ -109,6 +110,26 @@ class rt_heap {
         free_remote(owner, p, size);
     }
 
+    /// free() for a block whose size the caller does not know: deallocates p (as deallocate with
+    /// its usable size) and returns true when p lies in a segment granted to a thread heap;
+    /// returns false, touching nothing, for any other pointer (nullptr included), so a malloc
+    /// shim can hand it to the next allocator. One table lookup serves the test and the free.
+    [[nodiscard]] RTMEM_ALWAYS_INLINE bool deallocate_if_owned(void* p) noexcept {
+        const std::uintptr_t offset =
+            reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(base_);
+        if (offset >= reserved_) [[unlikely]]
+            return false;
+        thread_heap* owner = owners_[offset >> segment_shift_].load(std::memory_order_acquire);
+        if (owner == nullptr) [[unlikely]]
+            return false;
+        const std::size_t size = usable_size(p);
+        if (owner == current_.heap && current_.id == id_) [[likely]]
+            owner->tlsf.deallocate(p, size);
+        else
+            free_remote(owner, p, size);
+        return true;
+    }
+
     /// Resizes a live block of `old_size` requested bytes: in place when the calling thread owns
     /// it and TLSF can (shrinking, or the next block free and big enough), else allocate, copy
     /// and free (a cross-thread free when another thread owns it). nullptr, with the block left
@@ -117,8 +138,15 @@ class rt_heap {
                                    std::size_t align = default_alignment) noexcept;
 
     /// Binds the calling thread to a thread heap now (what the first allocate does). False when
-    /// every one of max_threads heaps is taken.
-    bool attach() noexcept { return local() != nullptr || bind() != nullptr; }
+    /// every one of max_threads heaps is taken. In real-time mode a thread heap without memory
+    /// also gets its first segment here, so the thread's first allocate does not grow it (and
+    /// touches lines this call brought into the cache): each attached thread holds at least one.
+    bool attach() noexcept {
+        if (local() != nullptr) return true;
+        thread_heap* h = bind();
+        if (h != nullptr && options_.real_time && h->segments == 0) (void)grow(*h, 1, default_alignment);
+        return h != nullptr;
+    }
 
     /// Takes back every block other threads freed into the calling thread's heap, and into the
     /// heaps of exited threads not yet adopted. O(those blocks).
@@ -182,6 +210,7 @@ class rt_heap {
     static void drain(thread_heap& h, std::size_t limit) noexcept;
     bool grow(thread_heap& h, std::size_t size, std::size_t align) noexcept;
     thread_heap* heap_at(unsigned i) const noexcept;
+    thread_heap* construct_heap(unsigned i) noexcept;
     void release(thread_heap* h) noexcept;  // the owning thread exits
     friend struct rt_heap_thread_exit;
     friend struct rt_heap_registry;

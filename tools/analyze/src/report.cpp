@@ -6,12 +6,13 @@
 #include <bit>
 
 #include "rtmem/analyze/decoder.hpp"
+#include "rtmem/analyze/sample_weight.hpp"
 #include "rtmem/analyze/trace_reader.hpp"
 
 namespace rtmem::analyze {
 
-void log2_histogram::add(std::uint64_t v) noexcept {
-    ++buckets[static_cast<std::size_t>(std::bit_width(v))];
+void log2_histogram::add(std::uint64_t v, std::uint64_t count) noexcept {
+    buckets[static_cast<std::size_t>(std::bit_width(v))] += count;
 }
 std::uint64_t log2_histogram::upper_bound(std::size_t bucket) noexcept {
     return bucket == 0 ? 0 : bucket >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bucket) - 1;
@@ -23,9 +24,10 @@ namespace {
 // timeline. The live blocks are the decoder's.
 class analyzer : public decode_handler {
   public:
-    analyzer(const report_options& opts, std::uint32_t timing_period, std::uint64_t origin = 0)
-        : origin_(origin) {
-        r_.timing_period = timing_period;
+    analyzer(const report_options& opts, const event_source& source, std::uint64_t origin = 0)
+        : origin_(origin), interval_(source.sample_interval()) {
+        r_.timing_period = source.timing_period();
+        r_.sample_interval = interval_;
         r_.timeline.resize(std::max<std::size_t>(opts.timeline_points, 2));
         r_.timeline_step_ns = 1000;  // 1 us to start; doubles as the trace gets longer
         r_.timeline_origin_ns = origin;
@@ -74,13 +76,23 @@ class analyzer : public decode_handler {
 
     report_data finish(const live_blocks& live) {
         for (std::size_t i = 0; i < sites_.size(); ++i) sites_[i].peak_bytes = peak_by_site_[i];
+        double var_leaked = 0;
         live.for_each([&](const live_block& b) {
-            ++r_.leaked_blocks;
-            r_.leaked_bytes += b.size;
+            const weight w = weigh(b.size, b.ptr, b.time_ns);
+            r_.leaked_blocks += w.count;
+            r_.leaked_bytes += w.bytes;
+            var_leaked += w.var_bytes;
             site_stats& s = site(b.stack);
-            s.live_bytes += b.size;
-            ++s.live_blocks;
+            s.live_bytes += w.bytes;
+            s.live_blocks += w.count;
         });
+        r_.leaked_bytes_error = error95(var_leaked);
+        r_.allocations_error = error95(var_allocations_);
+        r_.bytes_allocated_error = error95(var_bytes_);
+        for (std::size_t i = 0; i < sites_.size(); ++i) {
+            sites_[i].calls_error = error95(var_by_site_[i].first);
+            sites_[i].bytes_error = error95(var_by_site_[i].second);
+        }
         for (auto& s : sites_) {  // (sites without calls: blocks live when a window opened)
             if (s.calls != 0 || s.live_bytes != 0 || s.peak_bytes != 0) r_.sites.push_back(s);
         }
@@ -97,11 +109,25 @@ class analyzer : public decode_handler {
     }
 
   private:
+    // What a recorded block stands for: itself, or in a sampled trace its inverse sampling
+    // probability (sample_weight.hpp), the same at its allocation and at its free.
+    struct weight {
+        std::uint64_t count, bytes;
+        double var_count, var_bytes;  // w (w - 1) x^2: this block's share of the variance
+    };
+    [[nodiscard]] weight weigh(std::uint64_t size, std::uint64_t ptr, std::uint64_t time) const {
+        if (interval_ == 0) return {1, size, 0, 0};
+        double w = sample_weight(size, interval_);
+        double v = w * (w - 1), x = static_cast<double>(size);
+        return {weighted_count(w, ptr, time), weighted_bytes(w, size), v, v * x * x};
+    }
+
     site_stats& site(std::uint32_t id) {
         if (id >= sites_.size()) {
             std::size_t old = sites_.size();
             sites_.resize(std::max<std::size_t>(id + 1, sites_.size() * 2));
             live_by_site_.resize(sites_.size());
+            var_by_site_.resize(sites_.size());
             peak_by_site_.resize(sites_.size());
             in_dirty_.resize(sites_.size());
             for (std::size_t i = old; i < sites_.size(); ++i)
@@ -129,6 +155,7 @@ class analyzer : public decode_handler {
     }
     void new_peak(std::uint64_t time) {
         r_.peak_live_bytes = live_bytes_;
+        r_.peak_live_error = error95(var_live_);
         r_.peak_time_ns = time;
         for (std::uint32_t id : dirty_) {
             peak_by_site_[id] = live_by_site_[id];
@@ -138,46 +165,54 @@ class analyzer : public decode_handler {
     }
 
     void allocate(const event& e, const live_block& b, std::uint64_t dur) {
-        ++r_.allocations;
-        r_.bytes_allocated += e.size;
-        r_.sizes.add(e.size);
+        const weight w = weigh(b.size, b.ptr, b.time_ns);
+        r_.allocations += w.count;
+        r_.bytes_allocated += w.bytes;
+        var_allocations_ += w.var_count;
+        var_bytes_ += w.var_bytes;
+        r_.sizes.add(e.size, w.count);
         thread_stats& t = *current_;
-        ++t.allocations;
-        t.bytes_allocated += e.size;
+        t.allocations += w.count;
+        t.bytes_allocated += w.bytes;
         site_stats& s = site(e.stack);
-        ++s.calls;
-        s.bytes += e.size;
+        s.calls += w.count;
+        s.bytes += w.bytes;
+        var_by_site_[e.stack].first += w.var_count;
+        var_by_site_[e.stack].second += w.var_bytes;
         s.time_ns += dur;
         last_alloc_[e.thread] = b.seq;
-        live_bytes_ += e.size;
-        live_by_site_[e.stack] += e.size;
+        live_bytes_ += w.bytes;
+        var_live_ += w.var_bytes;
+        live_by_site_[e.stack] += w.bytes;
         touch(e.stack);
         if (live_bytes_ > r_.peak_live_bytes) new_peak(e.time_ns);
         ++interval_allocs_;
     }
 
     void release(const event& e, const live_block& b, std::uint64_t dur) {
+        const weight w = weigh(b.size, b.ptr, b.time_ns);
         thread_stats& t = *current_;
-        ++r_.deallocations;
-        ++t.deallocations;
-        t.bytes_freed += b.size;
-        r_.lifetimes_ns.add(e.time_ns - std::min(e.time_ns, b.time_ns));
-        r_.lifetimes_allocs.add(allocations_ - b.seq - 1);
+        r_.deallocations += w.count;
+        t.deallocations += w.count;
+        t.bytes_freed += w.bytes;
+        r_.lifetimes_ns.add(e.time_ns - std::min(e.time_ns, b.time_ns), w.count);
+        r_.lifetimes_allocs.add(allocations_ - b.seq - 1, w.count);
         site_stats& s = site(b.stack);
         s.time_ns += dur;
         if (b.thread != e.thread) {
-            ++r_.cross_thread_frees;
-            r_.cross_thread_bytes += b.size;
-            ++s.cross_thread_frees;
-        } else if (last_alloc_[e.thread] == b.seq) {
-            ++r_.temporaries;
+            r_.cross_thread_frees += w.count;
+            r_.cross_thread_bytes += w.bytes;
+            s.cross_thread_frees += w.count;
+        } else if (interval_ == 0 && last_alloc_[e.thread] == b.seq) {
+            ++r_.temporaries;  // (a sampled trace cannot tell: the allocations between are unseen)
             ++s.temporaries;
         }
         // heaptrack's "temporary": released with no allocation and no other release between
         // (any release ends the candidate), counted per thread here.
         last_alloc_[e.thread] = ~std::uint64_t{0};
-        live_bytes_ -= b.size;
-        live_by_site_[b.stack] -= b.size;
+        live_bytes_ -= w.bytes;
+        var_live_ -= w.var_bytes;
+        live_by_site_[b.stack] -= w.bytes;
         touch(b.stack);
     }
 
@@ -227,6 +262,9 @@ class analyzer : public decode_handler {
     thread_stats* current_ = nullptr;  // the thread of the event being decoded
     std::vector<site_stats> sites_;
     std::vector<std::uint64_t> live_by_site_, peak_by_site_;
+    std::uint64_t interval_;  // sampling interval (0: every call recorded)
+    std::vector<std::pair<double, double>> var_by_site_;  // variance of calls, bytes
+    double var_allocations_ = 0, var_bytes_ = 0, var_live_ = 0;
     std::vector<std::uint8_t> in_dirty_;  // not vector<bool>: this is the hot path
     std::vector<std::uint32_t> dirty_;
     std::vector<thread_stats> threads_;
@@ -257,17 +295,34 @@ class primer : public decode_handler {
         a_.site(e.stack);
         a_.thread(e.thread);
         a_.last_alloc_[e.thread] = b.seq;
-        a_.live_bytes_ += e.size;
-        a_.live_by_site_[e.stack] += e.size;
+        const auto w = a_.weigh(b.size, b.ptr, b.time_ns);
+        a_.live_bytes_ += w.bytes;
+        a_.var_live_ += w.var_bytes;
+        a_.live_by_site_[e.stack] += w.bytes;
     }
     void drop(const live_block& b) {
-        a_.live_bytes_ -= b.size;
-        a_.live_by_site_[b.stack] -= b.size;
+        const auto w = a_.weigh(b.size, b.ptr, b.time_ns);
+        a_.live_bytes_ -= w.bytes;
+        a_.var_live_ -= w.var_bytes;
+        a_.live_by_site_[b.stack] -= w.bytes;
     }
     analyzer& a_;
 };
 
 }  // namespace
+
+// A sampled trace's calls are the tracer's exact counts of every call, not its events.
+report_data with_exact_counts(report_data r, const event_source& source) {
+    const call_counts* exact = source.exact_counts();
+    if (source.sample_interval() == 0 || exact == nullptr) return r;
+    for (std::size_t k = 0; k < op_count; ++k) {
+        if (static_cast<op>(k) == op::frame) continue;  // frames are all recorded
+        r.calls[k] = exact->calls[k];
+        r.exact_bytes[k] = exact->bytes[k];
+    }
+    r.exact_calls = true;
+    return r;
+}
 
 // The decoder's allocation count before each event, for lifetimes counted in allocations.
 template <class Handler>
@@ -281,15 +336,15 @@ void run(decoder& d, event_source& source, analyzer& a, Handler& h) {
 
 report_data analyze_events(event_source& source, const report_options& opts) {
     source.rewind();
-    analyzer a(opts, source.timing_period());
+    analyzer a(opts, source);
     decoder d;
     run(d, source, a, a);
-    return a.finish(d.live());
+    return with_exact_counts(a.finish(d.live()), source);
 }
 
 report_data analyze_window(trace_reader& reader, time_window window, bool live_at_start,
                            const report_options& opts) {
-    analyzer a(opts, reader.timing_period(), window.from_ns);
+    analyzer a(opts, reader, window.from_ns);
     decoder d;
     if (live_at_start) {
         primer p(a);
@@ -299,7 +354,7 @@ report_data analyze_window(trace_reader& reader, time_window window, bool live_a
     reader.set_window(window);
     if (live_at_start) a.open_window(d.live());
     run(d, reader, a, a);
-    report_data r = a.finish(d.live());
+    report_data r = a.finish(d.live());  // (a window's calls are its events: no exact counts)
     r.windowed = true;
     r.window = window;
     return r;

@@ -76,9 +76,9 @@ trace_info describe(const trace_reader& reader) {
     i.file_size = reader.file_size();
     i.complete = reader.complete();
     i.dropped = reader.dropped_events();
-    // By trace_end: unknown, exit, quick_exit, signal, exec.
+    // By trace_end: unknown, exit, quick_exit, signal, exec, dump.
     static constexpr const char* ends[] = {"no end record (killed?)", "exit", "_exit", "signal",
-                                           "exec"};
+                                           "exec", "a dump (rtmem_trace_dump)"};
     i.end = ends[static_cast<std::size_t>(reader.end())];
     if (reader.end() == trace_end::signal) {
         i.end += ' ';  // appended piecewise: GCC 12's -Wrestrict misfires on `" " + to_string()` at -O3

@@ -106,6 +106,13 @@ std::uint64_t trace_reader::chunks_decoded() const noexcept {
 std::uint32_t trace_reader::timing_period() const noexcept {
     return impl_->file.timing_period();
 }
+std::uint64_t trace_reader::sample_interval() const noexcept {
+    const auto& h = impl_->file.header();
+    return h.version >= 3 ? h.sample_interval : 0;
+}
+const call_counts* trace_reader::exact_counts() const noexcept {
+    return impl_->catalog.has_counts ? &impl_->catalog.counts : nullptr;
+}
 std::uint64_t trace_reader::last_duration_ns() const noexcept {
     return impl_->last_duration;
 }

@@ -87,6 +87,13 @@ std::string format_text(const advice& a, const site_namer& name, const format_op
                       with_commas(c.allocations) + " allocations, " + with_commas(c.frees) +
                       " frees, " + with_commas(c.frames) + " frame markers, " +
                       std::to_string(c.sites.size()) + " sites (" + summary_line(a) + ")\n";
+    if (c.sample_interval != 0) {
+        out += "Sampled trace (one sample per " + human_bytes(c.sample_interval) +
+               " allocated): allocations, frees and bytes are estimates (each recorded block "
+               "counts 1/(1-exp(-size/interval)) times; `rtmem report` gives their 95% error); "
+               "classes are judged on the sampled blocks only, so confirm a class on a full "
+               "trace before acting on it.\n";
+    }
     out += "Estimated allocator time " + human_ns(a.baseline_ns) +
            "; the advised sites would save " + human_ns(a.saved_ns) + " (" +
            num(a.baseline_ns > 0 ? 100.0 * a.saved_ns / a.baseline_ns : 0.0) +

@@ -4,6 +4,7 @@
 
 #include "named_fields.hpp"
 #include "rtmem/analyze/decoder.hpp"
+#include "rtmem/analyze/sample_weight.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -72,8 +73,9 @@ class live_bits {
 // The classifier's view of the decoded events (decoder.hpp): blocks carry their site id.
 class classifier : public decode_handler {
   public:
-    classifier(const site_map& sites, const thresholds& t, std::uint64_t duration)
-        : sites_(sites), t_(t), duration_(duration) {
+    classifier(const site_map& sites, const thresholds& t, std::uint64_t duration,
+               std::uint64_t sample_interval)
+        : sites_(sites), t_(t), duration_(duration), interval_(sample_interval) {
         profiles_.resize(sites.size());
         state_.resize(sites.size());
         for (std::uint32_t i = 0; i < profiles_.size(); ++i) profiles_[i].site = i;
@@ -95,14 +97,16 @@ class classifier : public decode_handler {
     classification finish(const live_blocks& live) {
         live.for_each([&](const live_block& b) {
             site_profile& p = profiles_[sites_.site_of(b.stack)];
-            ++p.long_lived;
-            ++p.live_at_end;
+            const std::uint64_t n = count_of(b);
+            p.long_lived += n;
+            p.live_at_end += n;
         });
         classification out;
         out.events = events_;
         out.frames = frame_;
         out.duration_ns = duration_;
         out.unknown_frees = unknown_frees_;
+        out.sample_interval = interval_;
         out.limits = t_;
         for (std::size_t i = 0; i < profiles_.size(); ++i) {
             site_profile& p = profiles_[i];
@@ -122,6 +126,16 @@ class classifier : public decode_handler {
     }
 
   private:
+    // In a sampled trace a recorded block stands for 1 / (its sampling probability) blocks
+    // (sample_weight.hpp): every count and byte figure is weighted, so the volumes are
+    // estimates and the fractions are those of the sampled blocks, weighted.
+    [[nodiscard]] std::uint64_t count_of(const live_block& b) const noexcept {
+        return interval_ == 0 ? 1 : weighted_count(sample_weight(b.size, interval_), b.ptr, b.time_ns);
+    }
+    [[nodiscard]] std::uint64_t bytes_of(const live_block& b) const noexcept {
+        return interval_ == 0 ? b.size : weighted_bytes(sample_weight(b.size, interval_), b.size);
+    }
+
     void acquire(const event& e, const live_block& b) {
         const std::uint32_t site = sites_.site_of(e.stack);
         site_profile& p = profiles_[site];
@@ -130,17 +144,18 @@ class classifier : public decode_handler {
             p.min_size = e.size;
             s.first_thread = e.thread;
         }
-        ++p.allocations;
-        p.bytes += e.size;
+        const std::uint64_t n = count_of(b), bytes = bytes_of(b);
+        p.allocations += n;
+        p.bytes += bytes;
         p.min_size = std::min(p.min_size, e.size);
         p.max_size = std::max(p.max_size, e.size);
         p.max_align = std::max<std::uint64_t>(p.max_align, e.align);
         if (e.thread != s.first_thread) p.multi_thread = true;
         count_size(p, s, e.size);
 
-        const std::uint64_t bump = bump_bytes(e.size);
-        ++s.live_count;
-        s.live_bytes += e.size;
+        const std::uint64_t bump = bump_bytes(e.size) * n;
+        s.live_count += n;
+        s.live_bytes += bytes;
         s.live_bump += bump;
         p.max_live_bump = std::max(p.max_live_bump, s.live_bump);
         s.since_drain += bump;
@@ -168,13 +183,14 @@ class classifier : public decode_handler {
         const std::uint32_t site = sites_.site_of(b.stack);
         site_profile& p = profiles_[site];
         site_state& s = state_[site];
-        ++p.frees;
+        const std::uint64_t n = count_of(b);
+        p.frees += n;
 
         lifo_stack& st = stacks_[key(site, b.thread)];
-        if (thread != b.thread) ++p.cross_thread_frees;
+        if (thread != b.thread) p.cross_thread_frees += n;
         while (!st.seqs.empty() && !bits_.test(st.seqs.back())) st.seqs.pop_back();
         if (thread == b.thread && !st.seqs.empty() && st.seqs.back() == b.seq) {
-            ++p.lifo_frees;
+            p.lifo_frees += n;
             st.seqs.pop_back();
         }
         bits_.clear(b.seq);
@@ -187,19 +203,19 @@ class classifier : public decode_handler {
         p.lifetime_ns_sum += lifetime;
         if (duration_ > 0 && static_cast<double>(lifetime) >=
                                  t_.long_lived_min_lifetime * static_cast<double>(duration_)) {
-            ++p.long_lived;
+            p.long_lived += n;
         }
         const std::uint32_t span = static_cast<std::uint32_t>(frame_) - b.frame;  // mod 2^32
         if (span < t_.frame_max_span) {
-            ++p.frame_fit;
+            p.frame_fit += n;
             p.frame_span = std::max(p.frame_span, static_cast<std::uint32_t>(span + 1));
         }
 
         if (s.run == 0) s.run_start = events_;
-        --s.live_count;
-        s.live_bytes -= std::min(s.live_bytes, b.size);
-        s.live_bump -= std::min(s.live_bump, bump_bytes(b.size));
-        ++s.run;
+        s.live_count -= std::min(s.live_count, n);
+        s.live_bytes -= std::min(s.live_bytes, bytes_of(b));
+        s.live_bump -= std::min(s.live_bump, bump_bytes(b.size) * n);
+        s.run += n;
         if (s.live_count == 0) {
             ++p.drains;
             const double density =
@@ -254,6 +270,7 @@ class classifier : public decode_handler {
     const site_map& sites_;
     thresholds t_;
     std::uint64_t duration_;
+    std::uint64_t interval_;  // sampling interval of the trace (0: every call recorded)
     std::vector<site_profile> profiles_;
     std::vector<site_state> state_;
     std::unordered_map<std::uint64_t, lifo_stack> stacks_;
@@ -351,7 +368,7 @@ classification classify(event_source& source, const site_map& sites, const thres
         any = true;
         last = e.time_ns;
     }
-    classifier c(sites, limits, last - first);
+    classifier c(sites, limits, last - first, source.sample_interval());
     decoder d;
     source.rewind();
     d.run(source, c);

@@ -118,7 +118,9 @@ replay_report replay(const replay_program& program, const advice* a, const repla
     r.unknown_frees = program.unknown_frees;
     r.peak_live_bytes = program.peak_live_bytes;
     r.repetitions = std::max(o.repetitions, 1U);
-    const auto all = whole_program_backends();
+    auto all = whole_program_backends();
+    if (o.prepare)
+        for (auto& b : all) b = o.prepare(std::move(b));
     for (const auto& b : all) {
         if (!o.backends.empty() &&
             std::find(o.backends.begin(), o.backends.end(), b.name) == o.backends.end() &&

@@ -43,6 +43,13 @@ std::uint64_t unsigned_field(const json& object, const char* name, const std::st
     return it->get<std::uint64_t>();
 }
 
+bool bool_field(const json& object, const char* name, const std::string& where) {
+    auto it = object.find(name);
+    if (it == object.end()) return false;
+    if (!it->is_boolean()) fail(where, std::string("\"") + name + "\" must be true or false");
+    return it->get<bool>();
+}
+
 std::uint64_t parse_offset(const json& value, const std::string& where) {
     if (!value.is_string()) fail(where, "\"offset\" must be a hex string like \"0x4f2a10\"");
     const auto text = value.get<std::string>();
@@ -82,6 +89,8 @@ plan_site parse_site(const json& s, const std::string& where) {
             fail(fwhere, "\"module\" must be a non-empty string");
         site.frames.push_back({module.get<std::string>(), parse_offset(field(f, "offset", fwhere), fwhere)});
     }
+    site.whole_stack = bool_field(s, "whole_stack", where);
+    site.frame_chunks = bool_field(s, "frame_chunks", where);
     site.block_size = unsigned_field(s, "block_size", where, 0);
     site.block_align = unsigned_field(s, "block_align", where, 0);
     site.chunk_bytes = unsigned_field(s, "chunk_bytes", where, 0);
@@ -136,6 +145,8 @@ std::string plan_to_json(const plan& p) {
         site["frames"] = json::array();
         for (const auto& f : s.frames)
             site["frames"].push_back({{"module", f.module}, {"offset", hex(f.offset)}});
+        if (s.whole_stack) site["whole_stack"] = true;
+        if (s.frame_chunks) site["frame_chunks"] = true;
         if (s.block_size != 0) site["block_size"] = s.block_size;
         if (s.block_align != 0) site["block_align"] = s.block_align;
         if (s.chunk_bytes != 0) site["chunk_bytes"] = s.chunk_bytes;

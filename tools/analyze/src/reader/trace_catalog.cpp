@@ -52,6 +52,9 @@ class scanner {
                     case fmt::chunk_type::end:
                         parse_end(c, payload);
                         break;
+                    case fmt::chunk_type::counts:
+                        parse_counts(c, payload);
+                        break;
                     default:
                         fail(off, "unknown chunk type " + std::to_string(int(h.type)));
                 }
@@ -128,6 +131,17 @@ class scanner {
         }
     }
 
+    void parse_counts(const chunk_ref& c, const std::vector<char>& p) {
+        fmt::call_counts raw{};
+        if (p.size() != sizeof raw || c.header.count != 1) fail(c.offset, "bad counts chunk");
+        std::memcpy(&raw, p.data(), sizeof raw);
+        for (std::size_t i = 0; i < op_count; ++i) {
+            t_.counts.calls[i] = raw.calls[i];
+            t_.counts.bytes[i] = raw.bytes[i];
+        }
+        t_.has_counts = true;
+    }
+
     void parse_end(const chunk_ref& c, const std::vector<char>& p) {
         fmt::end_record r{};
         if (p.size() < sizeof r ||
@@ -135,9 +149,9 @@ class scanner {
             fail(c.offset, "bad end record");
         }
         std::memcpy(&r, p.data(), sizeof r);
-        // By end_reason (1..4): exit, quick_exit, signal, exec.
+        // By end_reason (1..5): exit, quick_exit, signal, exec, dump.
         static constexpr trace_end ends[] = {trace_end::exit, trace_end::quick_exit,
-                                             trace_end::signal, trace_end::exec};
+                                             trace_end::signal, trace_end::exec, trace_end::dump};
         if (r.reason < 1 || r.reason > std::size(ends)) fail(c.offset, "bad end reason");
         t_.end = ends[r.reason - 1];
         t_.end_signal = static_cast<int>(r.signal);

@@ -29,6 +29,8 @@ struct trace_catalog {
     int end_signal = 0;
     std::uint64_t dropped = 0, recorded = 0;
     bool indexed = false;  ///< the end chunk's index gives every events chunk's first time
+    bool has_counts = false;  ///< v3: the counts chunk was read
+    call_counts counts;
 };
 
 /// Reads every chunk header of `file` (and the payloads of all but events chunks).

@@ -20,6 +20,44 @@ std::string span(const report_data& r) {
     return "over " + human_ns(r.duration_ns - from) + " since the window opened";
 }
 
+// A sampled trace's figures are estimates: "~1.2 MiB ± 40.0 KiB".
+std::string bytes_figure(const report_data& r, std::uint64_t v, double error) {
+    if (r.sample_interval == 0) return human_bytes(v);
+    std::string out = "~";  // appended piecewise: GCC 12's -Wrestrict misfires on "~" + s at -O3
+    out += human_bytes(v);
+    out += " ± ";
+    out += human_bytes(static_cast<std::uint64_t>(error + 0.5));
+    return out;
+}
+std::string count_figure(const report_data& r, std::uint64_t v, double error) {
+    if (r.sample_interval == 0) return std::to_string(v);
+    std::string out = "~";
+    out += std::to_string(v);
+    out += " ± ";
+    out += std::to_string(static_cast<std::uint64_t>(error + 0.5));
+    return out;
+}
+
+void sampling_text(std::ostream& out, const report_data& r) {
+    if (r.sample_interval == 0) return;
+    out << "sampled trace: one sample per " << human_bytes(r.sample_interval)
+        << " allocated on average; ~ marks estimates (each recorded block of size s counts "
+           "1/(1-exp(-s/"
+        << r.sample_interval << ")) times), ± their 95% error (1.96 standard deviations, "
+           "Horvitz-Thompson variance); "
+        << (r.exact_calls ? "calls and requested bytes per call are exact (the tracer's counts)"
+            : r.windowed  ? "calls are the recorded events of the window (exact counts cover the whole run)"
+                          : "calls are the recorded events (no exact counts: the trace did not end cleanly)")
+        << "; allocator time and temporaries are not measured\n";
+    if (!r.exact_calls) return;
+    out << "exact bytes requested:";
+    for (std::size_t k = 0; k < op_count; ++k) {
+        if (r.exact_bytes[k] != 0)
+            out << " " << op_name(static_cast<op>(k)) << " " << human_bytes(r.exact_bytes[k]);
+    }
+    out << "\n";
+}
+
 void summary_text(std::ostream& out, const section_input& in) {
     char line[512];
     out << "rtmem report: " << in.info.file << " (" << human_bytes(in.info.file_size) << ")\n";
@@ -32,28 +70,36 @@ void summary_text(std::ostream& out, const section_input& in) {
             << " calls were not recorded (made while the process was ending)\n";
     out << "command: " << in.info.command << "\n";
     if (in.r.windowed) out << describe_window(in.r) << "\n";
+    sampling_text(out, in.r);
     out << "\n";
-    std::snprintf(line, sizeof line,
-                  "events %" PRIu64 " %s; allocations %" PRIu64 ", deallocations %" PRIu64
-                  ", frames %" PRIu64 "\n",
-                  in.r.events, span(in.r).c_str(), in.r.allocations, in.r.deallocations,
+    std::snprintf(line, sizeof line, "events %" PRIu64 " %s; allocations %s, deallocations %s%s, frames %" PRIu64 "\n",
+                  in.r.events, span(in.r).c_str(),
+                  count_figure(in.r, in.r.allocations, in.r.allocations_error).c_str(),
+                  in.r.sample_interval != 0 ? "~" : "", std::to_string(in.r.deallocations).c_str(),
                   in.r.calls[static_cast<std::size_t>(op::frame)]);
-    out << line << "calls:";
+    out << line << (in.r.exact_calls ? "calls (exact):" : "calls:");
     for (std::size_t k = 0; k < op_count; ++k) {
         if (in.r.calls[k] != 0) out << " " << op_name(static_cast<op>(k)) << " " << in.r.calls[k];
     }
     out << "\n";
-    if (const std::uint64_t reallocs = in.r.calls[static_cast<std::size_t>(op::realloc)]; reallocs != 0)
+    if (const std::uint64_t reallocs = in.r.calls[static_cast<std::size_t>(op::realloc)];
+        reallocs != 0 && in.r.sample_interval == 0)
         out << "realloc in place " << in.r.reallocs_in_place << " of " << reallocs << "\n";
-    out << "bytes allocated " << human_bytes(in.r.bytes_allocated) << "; peak live "
-        << human_bytes(in.r.peak_live_bytes) << " (" << in.r.peak_live_bytes << " B) at "
-        << human_ns(in.r.peak_time_ns) << "\n";
-    out << (in.r.windowed ? "live at window end " : "leaked at exit ") << human_bytes(in.r.leaked_bytes)
-        << " in " << in.r.leaked_blocks << " blocks; temporaries " << in.r.temporaries << "; failed "
+    out << "bytes allocated " << bytes_figure(in.r, in.r.bytes_allocated, in.r.bytes_allocated_error)
+        << "; peak live " << bytes_figure(in.r, in.r.peak_live_bytes, in.r.peak_live_error) << " ("
+        << in.r.peak_live_bytes << " B) at " << human_ns(in.r.peak_time_ns) << "\n";
+    out << (in.r.windowed ? "live at window end " : "leaked at exit ")
+        << bytes_figure(in.r, in.r.leaked_bytes, in.r.leaked_bytes_error) << " in "
+        << (in.r.sample_interval != 0 ? "~" : "") << in.r.leaked_blocks << " blocks; temporaries "
+        << (in.r.sample_interval != 0 ? std::string("n/a") : std::to_string(in.r.temporaries)) << "; failed "
         << in.r.failed << "; frees of unknown pointers " << in.r.unknown_frees << "\n";
     out << "cross-thread frees " << in.r.cross_thread_frees << " ("
-        << human_bytes(in.r.cross_thread_bytes) << "); "
-        << (in.r.timing_period > 1 ? "estimated " : "measured ") << "time in the allocator "
+        << human_bytes(in.r.cross_thread_bytes) << "); ";
+    if (in.r.sample_interval != 0) {
+        out << "time in the allocator not measured (sampled trace)\n";
+        return;
+    }
+    out << (in.r.timing_period > 1 ? "estimated " : "measured ") << "time in the allocator "
         << human_ns(in.r.time_ns);
     if (in.r.timing_period > 1) out << " (1 call in " << in.r.timing_period << " timed)";
     out << "\n";
@@ -91,6 +137,19 @@ void summary_json(nlohmann::json& j, const section_input& in) {
                    {"reallocs_in_place", in.r.reallocs_in_place},
                    {"time_ns", in.r.time_ns},
                    {"timing_period", in.r.timing_period}};
+    if (in.r.sample_interval != 0) {
+        nlohmann::json bytes;
+        for (std::size_t k = 0; k < op_count; ++k) bytes[op_name(static_cast<op>(k))] = in.r.exact_bytes[k];
+        j["sampling"] = {{"interval_bytes", in.r.sample_interval},
+                         {"estimated", true},
+                         {"error", "95% half-width: 1.96 * sqrt(sum of w (w - 1) x^2), w = 1 / (1 - exp(-size / interval))"},
+                         {"exact_calls", in.r.exact_calls},
+                         {"exact_bytes", bytes},
+                         {"allocations_error", in.r.allocations_error},
+                         {"bytes_allocated_error", in.r.bytes_allocated_error},
+                         {"peak_live_error", in.r.peak_live_error},
+                         {"leaked_bytes_error", in.r.leaked_bytes_error}};
+    }
 }
 
 std::string summary_html(const section_input& in) {
@@ -106,8 +165,12 @@ std::string summary_html(const section_input& in) {
     row("events", std::to_string(in.r.events) + " " + span(in.r));
     row("allocations / deallocations",
         std::to_string(in.r.allocations) + " / " + std::to_string(in.r.deallocations));
-    row("bytes allocated", human_bytes(in.r.bytes_allocated));
-    row("peak live", human_bytes(in.r.peak_live_bytes) + " at " + human_ns(in.r.peak_time_ns));
+    if (in.r.sample_interval != 0)
+        row("sampled trace", "one sample per " + human_bytes(in.r.sample_interval) +
+                                 " on average: ~ figures are estimates ± 95% error");
+    row("bytes allocated", bytes_figure(in.r, in.r.bytes_allocated, in.r.bytes_allocated_error));
+    row("peak live", bytes_figure(in.r, in.r.peak_live_bytes, in.r.peak_live_error) + " at " +
+                         human_ns(in.r.peak_time_ns));
     row(in.r.windowed ? "live at window end" : "leaked at exit",
         human_bytes(in.r.leaked_bytes) + " in " + std::to_string(in.r.leaked_blocks) + " blocks");
     row("temporaries", std::to_string(in.r.temporaries));

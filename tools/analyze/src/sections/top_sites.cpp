@@ -23,13 +23,18 @@ void top_sites_text(std::ostream& out, const section_input& in) {
                          site_order::leaked}) {
         auto sites = top_sites(in.r, o, in.top);
         if (sites.empty()) continue;
-        out << "\ntop sites by " << order_title(o) << "\n";
+        out << "\ntop sites by " << order_title(o)
+            << (in.r.sample_interval != 0 ? " (sampled: calls and bytes are estimates, ± 95% error of bytes after the site)" : "")
+            << "\n";
         out << "       calls        bytes         peak         time       leaked  site\n";
         for (const auto& s : sites) {
             std::snprintf(line, sizeof line, "%12" PRIu64 " %12s %12s %12s %12s  ", s.calls,
                           human_bytes(s.bytes).c_str(), human_bytes(s.peak_bytes).c_str(),
                           human_ns(s.time_ns).c_str(), human_bytes(s.live_bytes).c_str());
-            out << line << in.names.name(s.stack) << "\n";
+            out << line << in.names.name(s.stack);
+            if (in.r.sample_interval != 0)
+                out << "  (± " << human_bytes(static_cast<std::uint64_t>(s.bytes_error + 0.5)) << ")";
+            out << "\n";
         }
     }
 }
@@ -49,7 +54,9 @@ void top_sites_json(nlohmann::json& j, const section_input& in) {
                             {"leaked_bytes", s.live_bytes},
                             {"leaked_blocks", s.live_blocks},
                             {"temporaries", s.temporaries},
-                            {"cross_thread_frees", s.cross_thread_frees}});
+                            {"cross_thread_frees", s.cross_thread_frees},
+                            {"calls_error", s.calls_error},
+                            {"bytes_error", s.bytes_error}});
         }
         j["top_sites"][order_title(o)] = list;
     }

@@ -100,6 +100,10 @@ struct classification {
     std::vector<site_profile> sites;  ///< sites that allocated, in site id order
     std::uint64_t events = 0, allocations = 0, frees = 0, frames = 0, duration_ns = 0;
     std::uint64_t unknown_frees = 0;  ///< frees of pointers the trace never saw allocated
+    /// A sampled trace's interval (bytes; 0: every call): the counts and bytes of the profiles
+    /// are then estimates (each recorded block weighted by its inverse sampling probability)
+    /// and the patterns are those of the sampled blocks.
+    std::uint64_t sample_interval = 0;
     thresholds limits;
 };
 

@@ -29,6 +29,12 @@ struct event {
     op kind = op::malloc;
 };
 
+/// Exact counts of the calls made while recording, per op: calls and requested bytes.
+struct call_counts {
+    std::uint64_t calls[op_count] = {};
+    std::uint64_t bytes[op_count] = {};
+};
+
 /// A stream of events plus the stack table they refer to. Implemented by the trace file reader
 /// and by the synthetic trace generator in the tests.
 class event_source {
@@ -46,6 +52,11 @@ class event_source {
     [[nodiscard]] virtual std::uint64_t last_duration_ns() const noexcept { return 0; }
     /// One call in this many was timed, so a timed call stands for this many (1: every call).
     [[nodiscard]] virtual std::uint32_t timing_period() const noexcept { return 1; }
+    /// Mean sampling interval in bytes when only a sample of the allocations was recorded
+    /// (a block of size s stands for 1 / (1 - exp(-s / interval)) blocks); 0: every call.
+    [[nodiscard]] virtual std::uint64_t sample_interval() const noexcept { return 0; }
+    /// Exact counts of every call, recorded or not, when the source has them.
+    [[nodiscard]] virtual const call_counts* exact_counts() const noexcept { return nullptr; }
 };
 
 }  // namespace rtmem::analyze

@@ -3,7 +3,9 @@
 // module-relative return addresses, so a plan made from one run matches the same build's
 // later runs whatever the load addresses; sites that match nothing are ignored.
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -36,11 +38,18 @@ struct plan_site {
     std::uint32_t id = 0;   ///< the advisor's site id in the source trace (for cross-reference)
     std::string label;      ///< symbolised, for humans
     std::vector<plan_frame> frames;  ///< innermost first; frames[0] called malloc/new
+    /// The frames are the site's entire stack: a longer stack starting with the same frames is
+    /// another site (a matcher that ignores this only misroutes that longer site).
+    bool whole_stack = false;
     plan_strategy strategy = plan_strategy::heap;
     std::string reason;     ///< why this strategy (and any fallback, e.g. "no frame markers")
     std::uint64_t block_size = 0;    ///< pool: bytes per block (requests up to it)
     std::uint64_t block_align = 0;   ///< pool
     std::uint64_t chunk_bytes = 0;   ///< region/thread_stack: bytes per chunk
+    /// region: start a new chunk at each rtmem_trace_frame() (a frame region: one frame's
+    /// blocks share chunks, recycled when the last is freed). A runner that ignores it is
+    /// still correct: a plain region.
+    bool frame_chunks = false;
     std::uint64_t max_request = 0;   ///< larger requests at this site go to the general heap
     // What the trace showed, to compare with what the run sees.
     std::uint64_t allocations = 0, bytes = 0;
@@ -67,5 +76,33 @@ struct plan_error : std::runtime_error {
 /// (unknown strategy, a pool without block size, empty frames, ...).
 [[nodiscard]] plan plan_from_json(std::string_view text);
 [[nodiscard]] plan read_plan_file(const std::string& path);
+
+struct advice;
+class site_map;
+struct module;
+
+struct plan_options {
+    std::size_t max_sites = 0;     ///< the best N sites with a positive saving (0 = all of them)
+    bool keep_heap_sites = false;  ///< also list general sites as "heap", with the reason
+    std::uint32_t recorded_depth = 0;  ///< the trace's stack depth (0: unknown)
+    std::size_t site_depth = 0;        ///< the site_map's merge depth (0: whole stacks)
+    /// What telling a site apart beyond its first frame costs per allocation made at that
+    /// frame (an unwind; measured with run --plan, docs/advisor.md). 0: free.
+    double unwind_ns = 150;
+    std::string program, trace;
+};
+
+/// The advisor's advice as a plan (src/plan/make_plan.cpp, docs/advisor.md "Plans"): one site
+/// per recommendation with a positive expected saving, its strategy from the site's class, its
+/// frames module-relative (the trace's module table) and cut to the fewest innermost frames
+/// that tell it apart from every other allocating site; sites needing more than one frame only
+/// where their saving pays for the unwind. Frames in the tracer's or an allocator's own modules
+/// are never included. `label` names a site for humans (may be empty).
+[[nodiscard]] plan make_plan(const advice& a, const site_map& sites,
+                             const std::vector<module>& modules, const plan_options& o,
+                             const std::function<std::string(std::uint32_t)>& label = {});
+/// True for a module the plan must never name: the tracer, rtmem's preload heap, or a
+/// malloc replacement (mimalloc, jemalloc, tcmalloc).
+[[nodiscard]] bool allocator_module(std::string_view path) noexcept;
 
 }  // namespace rtmem::analyze

@@ -43,6 +43,8 @@ struct replay_options {
     std::string baseline = "glibc";         ///< what the mixed replay uses for the other sites
     std::size_t apply_top = 20;             ///< mixed: the N advised sites ranked first (0 = all)
     std::uint64_t sample_every = 1U << 14;  ///< footprint sample period in operations
+    /// Applied to every whole-program backend (and so the mixed baseline), e.g. aged_backend.
+    std::function<backend_factory(backend_factory)> prepare;
 };
 
 struct site_violations {

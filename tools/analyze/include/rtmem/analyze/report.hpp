@@ -15,7 +15,7 @@ namespace rtmem::analyze {
 /// Log2 buckets: bucket 0 holds the value 0, bucket i holds [2^(i-1), 2^i).
 struct log2_histogram {
     std::array<std::uint64_t, 65> buckets{};
-    void add(std::uint64_t v) noexcept;
+    void add(std::uint64_t v, std::uint64_t count = 1) noexcept;
     [[nodiscard]] static std::uint64_t upper_bound(std::size_t bucket) noexcept;
 };
 
@@ -30,6 +30,8 @@ struct site_stats {
     std::uint64_t time_ns = 0;  ///< in the allocator: its allocations and their frees
     std::uint64_t temporaries = 0;
     std::uint64_t cross_thread_frees = 0;
+    /// Sampled traces: the 95% error (± half-width) of the estimated calls and bytes.
+    double calls_error = 0, bytes_error = 0;
 };
 
 struct thread_stats {
@@ -70,6 +72,19 @@ struct report_data {
     /// One call in this many was timed; time_ns values are estimates (each timed call counts
     /// this many times) unless it is 1.
     std::uint32_t timing_period = 1;
+    /// Sampled trace (`record --sample`): the mean sampling interval in bytes, else 0. Then
+    /// every count and byte figure above (totals, sites, threads, histograms, timeline) is an
+    /// estimate: each recorded block of size s stands for w = 1 / (1 - exp(-s / interval))
+    /// blocks (its inverse sampling probability; counts are rounded stochastically, bytes to
+    /// the nearest byte), and the *_error fields give the 95% error (1.96 standard deviations,
+    /// from the Horvitz-Thompson variance estimate sum of w (w - 1) x^2 over recorded blocks).
+    /// `calls` then holds the exact counts from the trace's counts chunk (when it has one),
+    /// `events` the events recorded; temporaries cannot be told (unrecorded allocations).
+    std::uint64_t sample_interval = 0;
+    bool exact_calls = false;  ///< `calls` are the tracer's exact counts (not decoded events)
+    std::array<std::uint64_t, op_count> exact_bytes{};  ///< requested bytes per op (exact)
+    double allocations_error = 0, bytes_allocated_error = 0, peak_live_error = 0,
+           leaked_bytes_error = 0;
     log2_histogram sizes, lifetimes_ns, lifetimes_allocs;
     std::vector<site_stats> sites;  ///< only sites with calls, any order
     std::vector<thread_stats> threads;

@@ -31,8 +31,8 @@ struct module {
     std::uint64_t bias = 0;  ///< load bias (l_addr): file address = address - bias
 };
 
-/// How the traced process ended, when it said so.
-enum class trace_end { unknown, exit, quick_exit, signal, exec };
+/// How the traced process ended, when it said so (dump: a snapshot by rtmem_trace_dump()).
+enum class trace_end { unknown, exit, quick_exit, signal, exec, dump };
 
 /// Events with from_ns <= time < to_ns (ns since the start of recording).
 struct time_window {
@@ -91,6 +91,11 @@ class trace_reader final : public event_source {
     [[nodiscard]] std::uint64_t last_duration_ns() const noexcept override;
     /// One call in this many was timed (1: every call, as in version 1 traces).
     [[nodiscard]] std::uint32_t timing_period() const noexcept override;
+    /// Mean sampling interval in bytes of a sampled trace (`record --sample`); 0: every call.
+    [[nodiscard]] std::uint64_t sample_interval() const noexcept override;
+    /// The exact counts of every call made while recording (v3 traces that ended cleanly or
+    /// were dumped); nothing otherwise.
+    [[nodiscard]] const call_counts* exact_counts() const noexcept override;
 
   private:
     struct impl;

@@ -16,6 +16,13 @@ inline constexpr const char* env_follow_fork = "RTMEM_TRACE_FOLLOW_FORK";  ///< 
 inline constexpr const char* env_writer = "RTMEM_TRACE_WRITER";  ///< 0: no writer thread
 inline constexpr const char* env_fast_stacks = "RTMEM_TRACE_FAST_STACKS";  ///< 0: always unwind
 inline constexpr const char* env_zstd_level = "RTMEM_TRACE_ZSTD_LEVEL";
+/// Mean sampling interval in bytes (`record --sample`); 0 or unset: record every call.
+inline constexpr const char* env_sample = "RTMEM_TRACE_SAMPLE";
+/// Seed of the sampling intervals (0 or unset: from the clock); the same seed and the same
+/// single-threaded run sample the same allocations.
+inline constexpr const char* env_seed = "RTMEM_TRACE_SEED";
+/// 0: begin paused, until the program calls rtmem_trace_start() (default 1).
+inline constexpr const char* env_start = "RTMEM_TRACE_START";
 /// Set by a traced process for its descendants: an exec'd or spawned child records only with
 /// follow-fork. `rtmem record` clears it for the program it starts.
 inline constexpr const char* env_active = "RTMEM_TRACE_ACTIVE";

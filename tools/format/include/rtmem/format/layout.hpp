@@ -8,7 +8,7 @@
 namespace rtmem::trace_format {
 
 inline constexpr char magic[8] = {'R', 'T', 'M', 'T', 'R', 'A', 'C', 'E'};
-inline constexpr std::uint32_t trace_version = 2;
+inline constexpr std::uint32_t trace_version = 3;
 inline constexpr std::uint32_t oldest_trace_version = 1;   ///< still read
 inline constexpr std::uint32_t chunk_magic = 0x4b435452;   // "RTCK" little endian
 inline constexpr std::uint32_t max_chunk_raw = 16u << 20;  // reader's sanity bound
@@ -24,7 +24,9 @@ struct file_header {
     std::uint32_t stack_depth;
     std::uint32_t timing_period;  ///< v2: one call in this many is timed (0 in v1: every call)
     std::uint32_t reserved0;
-    std::uint64_t reserved[2];
+    /// v3: mean sampling interval in bytes (`record --sample`); 0 = every call recorded.
+    std::uint64_t sample_interval;
+    std::uint64_t reserved;
 };
 static_assert(sizeof(file_header) == 64);
 
@@ -34,6 +36,7 @@ enum class chunk_type : std::uint8_t {
     stacks = 3,   ///< stack records: u32 id, u32 depth, u64 ip[depth]
     modules = 4,  ///< module records: u64 start, u64 end, u64 bias, u32 len, char path[len]
     end = 5,      ///< end_record then index_entry[count]
+    counts = 6,   ///< v3: call_counts, written just before the end chunk
 };
 enum class codec : std::uint8_t { raw = 0, zstd = 1 };
 
@@ -83,7 +86,9 @@ enum event_flag : std::uint8_t {
 /// chunk_header.flags for events chunks: the payload is packed (packed.hpp), not raw_event[].
 inline constexpr std::uint16_t chunk_flag_packed = 1;
 
-enum class end_reason : std::uint32_t { exit = 1, quick_exit = 2, signal = 3, exec = 4 };
+/// exec: the image was replaced; dump: a snapshot written by rtmem_trace_dump() while the
+/// program went on.
+enum class end_reason : std::uint32_t { exit = 1, quick_exit = 2, signal = 3, exec = 4, dump = 5 };
 struct end_record {
     std::uint32_t reason;  ///< end_reason
     std::uint32_t signal;
@@ -91,6 +96,16 @@ struct end_record {
     std::uint64_t time;     ///< CLOCK_MONOTONIC ns
     std::uint64_t dropped;  ///< events lost (e.g. recorded after the end)
 };
+/// Exact counts of every call made while recording was on, recorded or not (a sampled trace
+/// records only some): per op (op.hpp, index = kind), calls and requested bytes (allocations:
+/// the size asked for; realloc: the new size; frees: the size given to sized delete, else 0).
+inline constexpr std::size_t counted_ops = 16;
+struct call_counts {
+    std::uint64_t calls[counted_ops];
+    std::uint64_t bytes[counted_ops];
+};
+static_assert(sizeof(call_counts) == 256);
+
 /// The index: one entry per events chunk, for seeking without a scan.
 struct index_entry {
     std::uint64_t offset;

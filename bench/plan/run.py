@@ -1,0 +1,478 @@
+#!/usr/bin/env python3
+"""The advisor's plan applied to unmodified programs, measured end to end (docs/advisor.md,
+"Plans, measured"). Run from the repository root after a release build:
+
+    cmake --preset release && cmake --build --preset release \\
+        --target rtmem_cli rtmem_trace rtmem_malloc rtmem_demo
+    bench/plan/run.py                      # both parts, 5 runs per cell
+    bench/plan/run.py --part programs -n 7 --only python3,sqlite3
+
+Part "demo": examples/demo's baseline variant (rtmem_demo, which counts heap calls and, with
+--profile, times each one) under glibc, under `rtmem run` (rt_heap alone), under `rtmem run
+--plan` with a plan made from its own trace, and the hand-ported rtmem variant. The demo's
+counting operator new is every allocation's first frame, so its sites are told apart only by
+unwinding: its plan is made with --plan-unwind-ns 0 (every site planned, the unwind paid).
+
+Part "programs": Debian programs nobody here wrote, each recorded on input A, planned, and run
+on a different input B under glibc, mimalloc (LD_PRELOAD), `rtmem run` (rt_heap alone) and
+`rtmem run --plan`. Outputs are checked identical across columns. The plan column appears once
+`rtmem run --help` offers --plan. Which library served malloc and operator new in each column
+is read from the dynamic linker (LD_DEBUG=bindings), not assumed.
+
+Writes OUT/plan-bench.md (the tables) and OUT/plan-bench.json (every run).
+"""
+import argparse
+import hashlib
+import json
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+# ---- running one command -------------------------------------------------------------------
+
+def run_once(cmd, env, cwd, stdin_path=None, out_files=()):
+    """Wall and CPU seconds, peak RSS (MiB) and a digest of stdout + the output files."""
+    stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    out = tempfile.TemporaryFile()
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=stdin, stdout=out, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    err = p.stderr.read().decode(errors="replace")
+    if stdin_path:
+        stdin.close()
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}:\n{err[-2000:]}")
+    digest = hashlib.sha256()
+    out.seek(0)
+    digest.update(out.read())
+    for f in out_files:
+        with open(os.path.join(cwd, f), "rb") as fh:
+            digest.update(fh.read())
+    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
+            "rss_mib": usage.ru_maxrss / 1024, "digest": digest.hexdigest()[:16], "stderr": err}
+
+
+def served_by(cmd, env, cwd, program, stdin_path=None):
+    """The libraries `program`'s own references to malloc and operator new (_Znwm) were bound
+    to by the dynamic linker ("-": the program makes no such reference, e.g. a C program, or
+    one with a static libstdc++ whose operator new calls malloc)."""
+    with tempfile.TemporaryDirectory() as d:
+        e = dict(env, LD_DEBUG="bindings", LD_DEBUG_OUTPUT=os.path.join(d, "ld"))
+        try:
+            run_once(cmd, e, cwd, stdin_path)
+        except RuntimeError:
+            return {"malloc": "?", "operator new": "?"}
+        lines = []
+        for name in sorted(os.listdir(d)):
+            with open(os.path.join(d, name), errors="replace") as f:
+                lines += f.readlines()
+    found = {}
+    pattern = re.compile(r"binding file (\S+) .*? to (\S+) .*?symbol `(malloc|_Znwm)'")
+    for line in lines:
+        m = pattern.search(line)
+        if m and os.path.basename(m.group(1)) == os.path.basename(program):
+            found[m.group(3)] = os.path.basename(m.group(2))
+    return {"malloc": found.get("malloc", "-"), "operator new": found.get("_Znwm", "-")}
+
+
+def summary(values):
+    med = statistics.median(values)
+    return {"median": med, "min": min(values), "max": max(values), "n": len(values)}
+
+
+def fmt(stat, unit, digits=2):
+    return f"{stat['median']:.{digits}f} {unit} ({stat['min']:.{digits}f}–{stat['max']:.{digits}f})"
+
+
+# ---- tools ----------------------------------------------------------------------------------
+
+def find_mimalloc():
+    for c in ("/usr/lib/x86_64-linux-gnu/libmimalloc.so.2", "/usr/lib/x86_64-linux-gnu/libmimalloc.so",
+              "/usr/lib/libmimalloc.so"):
+        if os.path.exists(c):
+            return c
+    return None
+
+
+def has_plan_run(rtmem):
+    help_text = subprocess.run([rtmem, "run", "--help"], capture_output=True, text=True).stdout
+    return "--plan" in help_text
+
+
+def columns(rtmem, plan, mimalloc, want_plan=True):
+    cols = [("glibc", [], {})]
+    if mimalloc:
+        cols.append(("mimalloc", [], {"LD_PRELOAD": mimalloc}))
+    cols.append(("rt_heap", [rtmem, "run", "--"], {}))
+    if want_plan and plan and has_plan_run(rtmem):
+        cols.append(("plan", [rtmem, "run", "--plan", plan, "--"], {}))
+    return cols
+
+
+def make_plan(rtmem, trace_cmd, env, cwd, name, site_depth, stdin_path=None, extra=()):
+    """Records trace_cmd, writes NAME.plan.json; returns (plan path, advise's summary line)."""
+    trace = os.path.join(cwd, name + ".rtt")
+    plan = os.path.join(cwd, name + ".plan.json")
+    stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    subprocess.run([rtmem, "record", "-o", trace, "--"] + trace_cmd, env=env, cwd=cwd,
+                   stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    if stdin_path:
+        stdin.close()
+    cmd = [rtmem, "advise", trace, "--plan", plan]
+    if site_depth:
+        cmd += ["--site-depth", str(site_depth)]
+    cmd += list(extra)
+    r = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return plan, r.stdout.splitlines()[0] if r.stdout else ""
+
+
+# ---- part (b): programs nobody here wrote -------------------------------------------------
+
+PY_A = """import json
+d = [{'k': i, 'v': str(i) * 3, 'l': [i, i + 1]} for i in range(40000)]
+s = json.dumps(d)
+print(len(s), len(json.loads(s)))
+"""
+PY_B = """import json, collections
+class Rec:
+    def __init__(self, i):
+        self.name = 'n%07d' % (i * 7919 % 100003)
+        self.tags = [str(i % 13), str(i % 17)]
+rs = sorted((Rec(i) for i in range(25000)), key=lambda r: r.name)
+groups = collections.defaultdict(list)
+for r in rs:
+    groups[r.tags[0]].append({'name': r.name, 'tags': r.tags})
+s = json.dumps(groups, sort_keys=True)
+print(len(s), sum(len(v) for v in json.loads(s).values()))
+"""
+
+CXX_A = """#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+struct node { std::string name; std::vector<std::unique_ptr<node>> kids; };
+int count(const node& n, std::map<std::string, int>& m, std::set<std::string>& s) {
+    int c = ++m[n.name];
+    s.insert(n.name);
+    for (const auto& k : n.kids) c += count(*k, m, s);
+    return c;
+}
+"""
+CXX_B = """#include <algorithm>
+#include <iostream>
+#include <sstream>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+using value = std::variant<int, double, std::string>;
+std::string show(const std::vector<value>& v) {
+    std::ostringstream out;
+    std::unordered_map<std::string, int> seen;
+    for (const auto& x : v)
+        std::visit([&](const auto& y) { out << y << ' '; }, x);
+    auto s = out.str();
+    std::sort(s.begin(), s.end());
+    ++seen[s];
+    return s;
+}
+"""
+
+SQL_A = """CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, grp INTEGER, payload TEXT);
+WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 60000)
+INSERT INTO t SELECT i, printf('name%06d', (i * 7919) % 60000), i % 97, hex(randomblob(24)) FROM c;
+CREATE INDEX t_name ON t(name);
+SELECT grp, count(*), max(name) FROM t GROUP BY grp ORDER BY grp LIMIT 5;
+SELECT count(*) FROM t WHERE name LIKE 'name01%';
+"""
+SQL_B = """CREATE TABLE a(id INTEGER PRIMARY KEY, k TEXT, v REAL);
+CREATE TABLE b(id INTEGER PRIMARY KEY, k TEXT, w TEXT);
+WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 80000)
+INSERT INTO a SELECT i, printf('k%05d', i % 40000), i * 0.5 FROM c;
+WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 40000)
+INSERT INTO b SELECT i, printf('k%05d', (i * 31) % 40000), printf('%x-%x', i, i * i) FROM c;
+CREATE INDEX a_k ON a(k);
+SELECT count(*), sum(a.v) FROM a JOIN b ON a.k = b.k;
+SELECT k, group_concat(w, ',') FROM b GROUP BY substr(k, 1, 4) ORDER BY k LIMIT 3;
+SELECT length(group_concat(k || v, '')) FROM (SELECT * FROM a ORDER BY v DESC);
+"""
+
+PL_A = r"""my %h;
+for my $i (1 .. 150000) { $h{"key$i"} = join(",", $i, $i * 2, "x" x ($i % 20)); }
+my $n = 0;
+for my $k (sort keys %h) { $n += length($h{$k}) if $k =~ /7/; }
+print "$n\n";
+"""
+PL_B = r"""my @recs;
+for my $i (1 .. 120000) { push @recs, { id => $i, name => sprintf("n%06d", ($i * 7919) % 120000), tags => [ $i % 7, $i % 11 ] }; }
+my %by;
+push @{ $by{ $_->{tags}[0] } }, $_->{name} for @recs;
+my $s = join(";", map { join(",", sort @{ $by{$_} }[0 .. 9]) } sort keys %by);
+my @w = split /,/, $s; my %c; $c{substr($_, 0, 3)}++ for @w;
+print length($s), " ", scalar(keys %c), "\n";
+"""
+
+
+def programs(work):
+    """name -> how to prepare, run on an input, and compare."""
+    cc1plus = None
+    for d in sorted(os.listdir("/usr/lib/gcc/x86_64-linux-gnu"), reverse=True):
+        c = f"/usr/lib/gcc/x86_64-linux-gnu/{d}/cc1plus"
+        if os.path.exists(c):
+            cc1plus = c
+            break
+
+    def write(name, text):
+        with open(os.path.join(work, name), "w") as f:
+            f.write(text)
+
+    def prep_cxx():
+        for tag, src in (("A", CXX_A), ("B", CXX_B)):
+            write(f"cxx_{tag}.cpp", src)
+            subprocess.run(["g++", "-std=c++20", "-E", f"cxx_{tag}.cpp", "-o", f"cxx_{tag}.ii"],
+                           cwd=work, check=True)
+
+    return {
+        "python3": {
+            "prep": lambda: (write("py_A.py", PY_A), write("py_B.py", PY_B)),
+            "cmd": lambda i: ["/usr/bin/python3", f"py_{i}.py"],
+            "env": {"PYTHONMALLOC": "malloc"},  # every object through malloc, not pymalloc
+            "what": "CPython: JSON of 40k dicts (A); 25k objects sorted, grouped, JSON (B); "
+                    "PYTHONMALLOC=malloc",
+        },
+        "cc1plus": {
+            "prep": prep_cxx,
+            "cmd": lambda i: [cc1plus, "-quiet", "-O1", "-std=c++20", f"cxx_{i}.ii", "-o",
+                              f"cxx_{i}.s"],
+            "outputs": lambda i: [f"cxx_{i}.s"],
+            "what": "GCC's C++ compiler at -O1 on a preprocessed TU: <map>+<set>+<memory> (A); "
+                    "<iostream>+<variant>+<unordered_map> (B)",
+            "skip": cc1plus is None,
+        },
+        "sqlite3": {
+            "prep": lambda: (write("sql_A.sql", SQL_A), write("sql_B.sql", SQL_B)),
+            "cmd": lambda i: ["sqlite3", ":memory:"],
+            "stdin": lambda i: os.path.join(work, f"sql_{i}.sql"),
+            "what": "SQLite in memory: 60k rows, index, group by (A); two tables joined, "
+                    "group_concat (B)",
+            "skip": shutil.which("sqlite3") is None,
+        },
+        "perl": {
+            "prep": lambda: (write("pl_A.pl", PL_A), write("pl_B.pl", PL_B)),
+            "cmd": lambda i: ["perl", f"pl_{i}.pl"],
+            "what": "Perl: 150k-key hash, sort, regex (A); 120k records grouped, sorted, "
+                    "split (B)",
+        },
+    }
+
+
+def bench_programs(args, rtmem, mimalloc, out):
+    work = os.path.join(out, "programs")
+    os.makedirs(work, exist_ok=True)
+    results = {}
+    base_env = dict(os.environ)
+    base_env.pop("LD_PRELOAD", None)
+    for name, p in programs(work).items():
+        if args.only and name not in args.only:
+            continue
+        if p.get("skip"):
+            print(f"== {name}: not installed, skipped", file=sys.stderr)
+            continue
+        p["prep"]()
+        env = dict(base_env, **p.get("env", {}))
+        stdin = p.get("stdin", lambda i: None)
+        outs = p.get("outputs", lambda i: [])
+        print(f"== {name}: recording input A, planning", file=sys.stderr)
+        plan, plan_line = None, ""
+        try:
+            plan, plan_line = make_plan(rtmem, p["cmd"]("A"), env, work, name, args.site_depth,
+                                        stdin("A"))
+        except subprocess.CalledProcessError as e:
+            print(f"   record/advise failed: {e}", file=sys.stderr)
+        cols = columns(rtmem, plan, mimalloc)
+        row = {"what": p["what"], "plan": plan_line, "columns": {}}
+        served, matched, runs = {}, {}, {col: [] for col, _, _ in cols}
+        for col, prefix, extra in cols:
+            e = dict(env, **extra)
+            served[col] = served_by(prefix + p["cmd"]("B"), e, work, p["cmd"]("B")[0], stdin("B"))
+            matched[col] = ""
+            if col == "plan":  # one extra run for the exit summary: how many sites matched
+                stats = run_once(prefix[:2] + ["--stats"] + prefix[2:] + p["cmd"]("B"), e, work,
+                                 stdin("B"))
+                lines = [l for l in stats["stderr"].splitlines() if "sites matched" in l]
+                matched[col] = re.sub(r"^rtmem run: pid \d+: ", "", lines[0]) if lines else ""
+        # Round-robin: the machine's slow spells hit every column alike.
+        for k in range(args.runs):
+            for col, prefix, extra in cols:
+                print(f"   {name} B under {col}: run {k + 1}/{args.runs}", file=sys.stderr)
+                runs[col].append(run_once(prefix + p["cmd"]("B"), dict(env, **extra), work,
+                                          stdin("B"), outs("B")))
+        for col, _, _ in cols:
+            rs = runs[col]
+            row["columns"][col] = {
+                "served_by": served[col],
+                "plan_summary": matched[col],
+                "wall_s": summary([r["wall_s"] for r in rs]),
+                "cpu_s": summary([r["cpu_s"] for r in rs]),
+                "rss_mib": summary([r["rss_mib"] for r in rs]),
+                "digests": sorted({r["digest"] for r in rs}),
+                "stderr_tail": rs[-1]["stderr"][-400:],
+            }
+        digests = {d for c in row["columns"].values() for d in c["digests"]}
+        row["outputs_identical"] = len(digests) == 1
+        results[name] = row
+    return results
+
+
+def programs_table(results):
+    lines = ["| program | column | malloc / operator new served by | wall (median, min–max) | "
+             "vs glibc | CPU | peak RSS | output |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, row in results.items():
+        base = row["columns"].get("glibc", {}).get("wall_s", {}).get("median")
+        for col, c in row["columns"].items():
+            ratio = f"{c['wall_s']['median'] / base:.2f}x" if base else "-"
+            same = "identical" if row["outputs_identical"] else "DIFFERS"
+            served = f"{c['served_by']['malloc']} / {c['served_by']['operator new']}"
+            lines.append(f"| {name} | {col} | {served} | {fmt(c['wall_s'], 's')} | {ratio} | "
+                         f"{fmt(c['cpu_s'], 's')} | {fmt(c['rss_mib'], 'MiB', 1)} | {same} |")
+    return "\n".join(lines)
+
+
+# ---- part (a): the demo ---------------------------------------------------------------------
+
+def bench_demo(args, rtmem, build, out):
+    demo = os.path.join(build, "examples/demo/rtmem_demo")
+    if not os.path.exists(demo):
+        print(f"== demo: {demo} not built, skipped", file=sys.stderr)
+        return None
+    work = os.path.join(out, "demo")
+    os.makedirs(work, exist_ok=True)
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    common = ["--frames", str(args.frames), "--entities", str(args.entities), "--no-progress"]
+    print("== demo: recording the baseline, planning", file=sys.stderr)
+    plan, plan_line = None, ""
+    try:
+        plan, plan_line = make_plan(rtmem, [demo, "--variant", "baseline", "--frames",
+                                            str(args.trace_frames), "--entities",
+                                            str(args.entities), "--no-progress"],
+                                    env, work, "demo", 0, extra=["--plan-unwind-ns", "0"])
+    except subprocess.CalledProcessError as e:
+        print(f"   record/advise failed: {e}", file=sys.stderr)
+    variants = [("baseline, glibc", [], "baseline"),
+                ("baseline, rtmem run (rt_heap)", [rtmem, "run", "--"], "baseline")]
+    if plan and has_plan_run(rtmem):
+        variants.append(("baseline, rtmem run --plan", [rtmem, "run", "--plan", plan, "--"],
+                         "baseline"))
+    variants.append(("hand-ported rtmem variant", [], "rtmem"))
+    timed = {label: [] for label, _, _ in variants}
+    profiled = {label: [] for label, _, _ in variants}
+    for k in range(args.demo_runs):  # round-robin: slow spells hit every variant alike
+        for label, prefix, variant in variants:
+            print(f"   demo {label}: run {k + 1}/{args.demo_runs}", file=sys.stderr)
+            for profile, sink in ((False, timed[label]), (True, profiled[label])):
+                j = os.path.join(work, f"run.{'p' if profile else 't'}.json")
+                cmd = prefix + [demo, "--variant", variant, "--json", j] + common
+                if profile:
+                    cmd.append("--profile")
+                subprocess.run(cmd, env=env, cwd=work, stdout=subprocess.DEVNULL, check=True)
+                with open(j) as f:
+                    sink.append(json.load(f))
+    rows = {}
+    for label, _, _ in variants:
+        t, pr = timed[label], profiled[label]
+        rows[label] = {
+            "p50_ms": summary([x["frame_ms"]["p50"] for x in t]),
+            "p99_ms": summary([x["frame_ms"]["p99"] for x in t]),
+            "max_ms": summary([x["frame_ms"]["max"] for x in t]),
+            "alloc_us_per_frame": summary([x.get("alloc_us_per_frame", 0) for x in pr]),
+            "rss_mib": summary([x["peak_rss_mib"] for x in t]),
+            "checksums": sorted({x["checksum"] for x in t}),
+        }
+    matched = ""
+    if plan and has_plan_run(rtmem):  # the exit summary of one run: how many sites matched
+        r = subprocess.run([rtmem, "run", "--stats", "--plan", plan, "--", demo, "--variant",
+                            "baseline"] + common, env=env, cwd=work,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        lines = [l for l in r.stderr.splitlines() if "sites matched" in l]
+        matched = re.sub(r"^rtmem run: pid \d+: ", "", lines[0]) if lines else ""
+    return {"plan": plan_line, "rows": rows, "plan_summary": matched}
+
+
+def demo_table(d):
+    lines = ["| | frame p50 | frame p99 | frame max | allocator time / frame | peak RSS |",
+             "|---|---|---|---|---|---|"]
+    base = next(iter(d["rows"].values()))["alloc_us_per_frame"]["median"]
+    for label, r in d["rows"].items():
+        a = r["alloc_us_per_frame"]
+        ratio = f" ({a['median'] / base:.2f}x)" if base else ""
+        lines.append(f"| {label} | {fmt(r['p50_ms'], 'ms')} | {fmt(r['p99_ms'], 'ms')} | "
+                     f"{fmt(r['max_ms'], 'ms')} | {fmt(a, 'us', 0)}{ratio} | "
+                     f"{fmt(r['rss_mib'], 'MiB', 1)} |")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build/release"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "build/bench-plan"))
+    ap.add_argument("--part", choices=["all", "demo", "programs"], default="all")
+    ap.add_argument("-n", "--runs", type=int, default=5, help="runs per program and column")
+    ap.add_argument("--only", type=lambda s: s.split(","), help="programs, comma-separated")
+    ap.add_argument("--site-depth", type=int, default=1,
+                    help="advise --site-depth for programs (1: every site told apart by its "
+                         "first frame, so run --plan never unwinds)")
+    ap.add_argument("--demo-runs", type=int, default=3)
+    ap.add_argument("--frames", type=int, default=900)
+    ap.add_argument("--trace-frames", type=int, default=300)
+    ap.add_argument("--entities", type=int, default=2000)
+    args = ap.parse_args()
+    args.out, args.build = os.path.abspath(args.out), os.path.abspath(args.build)
+    rtmem = os.path.join(args.build, "tools/cli/rtmem")
+    if not os.path.exists(rtmem):
+        sys.exit(f"bench/plan: {rtmem} is not built (see the header of this script)")
+    os.makedirs(args.out, exist_ok=True)
+    mimalloc = find_mimalloc()
+    report = {"machine": f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} at start",
+              "plan_column": has_plan_run(rtmem)}
+    md = [f"Machine: {report['machine']}; `rtmem run --plan` "
+          f"{'available' if report['plan_column'] else 'not built yet: no plan column'}."]
+    if args.part in ("all", "demo"):
+        report["demo"] = bench_demo(args, rtmem, args.build, args.out)
+        if report["demo"]:
+            md += ["", f"Demo ({args.frames} frames, {args.entities} entities, "
+                       f"{args.demo_runs} runs each; plan: {report['demo']['plan']})", "",
+                   demo_table(report["demo"])]
+            if report["demo"]["plan_summary"]:
+                md += ["", f"Plan run summary: {report['demo']['plan_summary']}"]
+    if args.part in ("all", "programs"):
+        report["programs"] = bench_programs(args, rtmem, mimalloc, args.out)
+        md += ["", f"Programs (input B, {args.runs} runs per cell, medians with min–max):", "",
+               programs_table(report["programs"]), ""]
+        for name, row in report["programs"].items():
+            md.append(f"- {name}: {row['what']}. Plan from input A: {row['plan']}")
+            summary_b = row["columns"].get("plan", {}).get("plan_summary")
+            if summary_b:
+                md.append(f"  On input B: {summary_b}")
+    with open(os.path.join(args.out, "plan-bench.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    text = "\n".join(md) + "\n"
+    with open(os.path.join(args.out, "plan-bench.md"), "w") as f:
+        f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+#include "advise_plan.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <ostream>
+
+#include "count_option.hpp"
+#include "rtmem/analyze/plan.hpp"
+
+namespace rtmem::cli {
+
+void plan_output::add_to(CLI::App& sub) {
+    sub.add_option("--plan", path,
+                   "Write a plan for `rtmem run --plan` / `rtmem replay --plan`: each advised site "
+                   "with a positive saving, its safe strategy and its frames (module + offset)");
+    sub.add_option("--plan-sites", max_sites, "Plan only the N best sites (0 = all that save)")
+        ->check(at_least(0));
+    sub.add_option("--plan-unwind-ns", unwind_ns,
+                   "Cost of an unwind per allocation, charged to sites needing more than one "
+                   "frame (default 150: measured, docs/advisor.md; 0 = free)")
+        ->check(CLI::NonNegativeNumber);
+    sub.add_flag("--plan-heap", keep_heap_sites,
+                 "Also list the sites left on the general heap, with the reason");
+}
+
+void plan_output::check_writable() const {
+    namespace fs = std::filesystem;
+    const fs::path p(path);
+    std::error_code ec;
+    if (fs::is_directory(p, ec))
+        throw usage_error("--plan " + path + ": is a directory, not a file");
+    const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+    if (!fs::is_directory(dir, ec))
+        throw usage_error("--plan " + path + ": directory " + dir.string() + " does not exist");
+    const bool exists = fs::exists(p, ec);
+    if (::access(exists ? p.c_str() : dir.c_str(), W_OK) != 0)
+        throw usage_error("--plan " + path + ": cannot write (" + std::strerror(errno) + ")");
+}
+
+void plan_output::write(const analyze::advice& adv, const analyze::site_map& sites,
+                        std::size_t site_depth, const analyze::trace_reader& reader,
+                        const analyze::site_namer& name,
+                        std::ostream& out) const {
+    analyze::plan_options o;
+    o.max_sites = max_sites;
+    o.keep_heap_sites = keep_heap_sites;
+    o.unwind_ns = unwind_ns;
+    o.recorded_depth = reader.stack_depth();
+    o.site_depth = site_depth;
+    o.program = reader.program();
+    o.trace = reader.path();
+    const analyze::plan p = analyze::make_plan(adv, sites, reader.modules(), o, name);
+    {
+        std::ofstream file(path, std::ios::binary | std::ios::trunc);
+        file << analyze::plan_to_json(p);
+        if (!file.flush()) throw usage_error("--plan: cannot write " + path);
+    }
+    std::map<std::string, std::size_t> by_strategy;
+    std::size_t routed = 0;
+    for (const auto& s : p.sites) {
+        ++by_strategy[std::string(analyze::plan_strategy_name(s.strategy))];
+        if (s.strategy != analyze::plan_strategy::heap) ++routed;
+    }
+    out << "rtmem: wrote plan " << path << ": " << routed << " site" << (routed == 1 ? "" : "s")
+        << " planned";
+    std::string sep = " (";
+    for (const auto& [strategy, n] : by_strategy) {
+        out << sep << n << " " << strategy;
+        sep = ", ";
+    }
+    out << (by_strategy.empty() ? "" : ")") << ", recognised by up to " << p.depth
+        << " frames; frame markers: " << (p.frame_markers ? "yes" : "no") << "\n";
+    for (const auto& s : p.sites) {
+        out << "  " << analyze::plan_strategy_name(s.strategy) << "  " << s.frames.size()
+            << (s.whole_stack ? " frames (whole stack)" : " frames") << "  " << s.label;
+        if (s.strategy == analyze::plan_strategy::heap ||
+            s.reason.find("fallback") != std::string::npos)
+            out << "\n      " << s.reason;
+        out << "\n";
+    }
+}
+
+}  // namespace rtmem::cli
