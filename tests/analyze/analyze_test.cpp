@@ -72,6 +72,35 @@ TEST_F(analyze_test, realloc_in_place_counts_only_calls_returning_their_block) {
     EXPECT_EQ(to_json(describe(r), d, names, 5)["totals"]["reallocs_in_place"], 2u);
 }
 
+// heaptrack's definition: a block released (free, or realloc, in place or not) by its thread
+// with no other allocation or release by that thread since it was allocated.
+TEST_F(analyze_test, temporaries_are_blocks_released_right_after_their_allocation) {
+    std::string p = path("t.rtt");
+    {
+        trace_writer w(p);
+        w.stack(1, {0x1100});
+        w.stack(2, {0x2100});
+        w.event(0, op::malloc, 10, 0xa0, 16, 1);
+        w.event(0, op::realloc, 20, 0xb0, 32, 1, 0xa0);  // a moved: temporary
+        w.event(0, op::realloc, 30, 0xb0, 64, 1, 0xb0);  // b grown in place: temporary
+        w.event(0, op::free, 40, 0xb0, 0);               // c: temporary
+        w.event(0, op::malloc, 50, 0xc0, 8, 2);
+        w.event(0, op::malloc, 60, 0xd0, 8, 2);
+        w.event(0, op::free, 70, 0xc0, 0);  // another allocation since: not
+        w.event(0, op::free, 80, 0xd0, 0);  // another release since: not
+        w.event(0, op::malloc, 90, 0xe0, 8, 2);
+        w.event(1, op::malloc, 95, 0xf0, 8, 2);  // another thread's allocation does not count
+        w.event(0, op::free, 100, 0xe0, 0);      // temporary
+        w.event(0, op::free, 110, 0x999, 0);     // unknown pointer
+        w.event(1, op::free, 120, 0xf0, 0);      // temporary: an unknown free is no release
+        w.finish();
+    }
+    trace_reader r(p);
+    report_data d = analyze_events(r);
+    EXPECT_EQ(d.temporaries, 5u);
+    for (const auto& s : d.sites) EXPECT_EQ(s.temporaries, s.stack == 1 ? 3u : 2u) << s.stack;
+}
+
 TEST_F(analyze_test, reader_merges_threads_in_time_order_and_loads_stacks_and_modules) {
     trace_reader r(write_scenario("s.rtt"));
     EXPECT_EQ(r.program(), "/synthetic/program");
@@ -106,7 +135,7 @@ TEST_F(analyze_test, scenario_numbers) {
     EXPECT_EQ(d.peak_time_ns, 80u);
     EXPECT_EQ(d.leaked_blocks, 2u);
     EXPECT_EQ(d.leaked_bytes, 1030u);
-    EXPECT_EQ(d.temporaries, 1u);
+    EXPECT_EQ(d.temporaries, 2u);  // C, and E (reallocated right after its allocation)
     EXPECT_EQ(d.cross_thread_frees, 1u);
     EXPECT_EQ(d.cross_thread_bytes, 200u);
     EXPECT_EQ(d.unknown_frees, 1u);

@@ -75,7 +75,8 @@ int run_advise(const advise_args& a) {
     if (a.json)
         std::cout << format_json(adv, name);
     else if (a.html.empty() && !a.plan.wanted())
-        std::cout << format_text(adv, name, o);
+        std::cout << format_text(adv, name, o)
+                  << (sym ? debug_info_note(sym->debug_info()) : std::string());
     return 0;
 }
 

@@ -94,7 +94,8 @@ bool passthrough() noexcept {
 
 RTMEM_EXPORT void* malloc(std::size_t n) {
     if (!real_resolved() && !ensure_ready()) return bootstrap_alloc(n, 16);
-    if (passthrough()) return real_resolved() ? real.malloc(n) : bootstrap_alloc(n, 16);
+    if (passthrough() || tracers_own_call(__builtin_return_address(0)))
+        return real_resolved() ? real.malloc(n) : bootstrap_alloc(n, 16);
     return traced_alloc(op::malloc, n, 0, [&] { return real.malloc(n); });
 }
 

@@ -401,6 +401,7 @@ void initialize() noexcept {
     g_start_mono = now_ns();
     if (g_use_tsc) g_start_mono = g_mono0;  // the TSC maps onto CLOCK_MONOTONIC from g_mono0
     find_self();
+    find_own_libstdcxx();
     g_index = static_cast<fmt::index_entry*>(
         mmap(nullptr, max_index * sizeof(fmt::index_entry), PROT_READ | PROT_WRITE,
              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
@@ -425,10 +426,12 @@ void initialize() noexcept {
 // The writer thread starts here rather than on the first full block, so that a program
 // killed with SIGKILL still leaves what it recorded up to ~0.1 s before.
 __attribute__((constructor)) void at_start() {
+    end_own_libstdcxx_start();
     if (ensure_ready() && recording()) start_writer();
 }
 
 __attribute__((destructor)) void at_exit() {
+    if (recording()) free_libstdcxx_pool();
     finish(fmt::end_reason::exit, 0, false);
 }
 

@@ -30,6 +30,7 @@ enum state_value : int { uninit, initializing, ready, disabled };
 extern std::atomic<int> g_state;
 extern std::atomic<bool> g_stopped;  ///< end written or being written: later events are dropped
 bool ensure_ready_slow() noexcept;
+extern std::uintptr_t g_own_init_lo, g_own_init_hi;  ///< own_libstdcxx.cpp
 
 /// Paused by rtmem_trace_stop() (or RTMEM_TRACE_START=0) until rtmem_trace_start(): calls are
 /// neither counted nor recorded, except the frees of sampled blocks (sampled mode), so that
@@ -45,6 +46,13 @@ struct call_counters {
 extern constinit thread_local call_counters* tl_counters;
 call_counters* acquire_counters() noexcept;  ///< the calling thread's, from its event buffer
 }  // namespace internal
+
+/// A call from the start-up of a libstdc++ the program does not use (loaded for the tracer:
+/// its emergency exception pool), before the tracer's constructor: not the program's.
+inline bool tracers_own_call(const void* caller) noexcept {
+    const auto a = reinterpret_cast<std::uintptr_t>(caller);
+    return a - internal::g_own_init_lo < internal::g_own_init_hi - internal::g_own_init_lo;
+}
 
 // Inline: every interposed call asks these first.
 

@@ -134,6 +134,12 @@ extern bool g_fast_stacks;  ///< RTMEM_TRACE_FAST_STACKS (default 1)
 void flush_stacks(bool in_signal) noexcept;
 /// Records modules loaded since the last scan (try-lock: someone else is already scanning).
 void refresh_modules(bool patient) noexcept;
+/// own_libstdcxx.cpp: whether libstdc++ was loaded for the tracer alone (then its start-up
+/// calls are not recorded: tracers_own_call), until end_own_libstdcxx_start(); at exit, the
+/// pool of a program's own libstdc++ is freed (recorded).
+void find_own_libstdcxx() noexcept;
+void end_own_libstdcxx_start() noexcept;
+void free_libstdcxx_pool() noexcept;
 void stacks_before_fork() noexcept;
 void stacks_after_fork_parent() noexcept;
 /// The child's trace needs every stack and module again.

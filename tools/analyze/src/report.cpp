@@ -58,11 +58,12 @@ class analyzer : public decode_handler {
     }
     void on_allocation(const event& e, live_block& b, std::uint64_t ns) { allocate(e, b, ns); }
     void on_failed(const event&, std::uint64_t) { ++r_.failed; }
-    void on_free(const event& e, const live_block& b, std::uint64_t ns) { release(e, b, ns, false); }
+    void on_free(const event& e, const live_block& b, std::uint64_t ns) { release(e, b, ns); }
     void on_unknown_free(const event&, std::uint64_t) { ++r_.unknown_frees; }
-    // A block given up by realloc is never a temporary: the program still holds its data.
+    // realloc releases the old block and allocates the new one (in place or not), as heaptrack
+    // counts it: a block reallocated right after its allocation is a temporary.
     void on_realloc(const event& e, const live_block* old, live_block* fresh, std::uint64_t ns) {
-        if (old != nullptr) release(e, *old, 0, true);
+        if (old != nullptr) release(e, *old, 0);
         if (old != nullptr && fresh != nullptr && e.ptr == e.old_ptr) ++r_.reallocs_in_place;
         if (fresh != nullptr) {
             allocate(e, *fresh, ns);
@@ -188,7 +189,7 @@ class analyzer : public decode_handler {
         ++interval_allocs_;
     }
 
-    void release(const event& e, const live_block& b, std::uint64_t dur, bool by_realloc) {
+    void release(const event& e, const live_block& b, std::uint64_t dur) {
         const weight w = weigh(b.size, b.ptr, b.time_ns);
         thread_stats& t = *current_;
         r_.deallocations += w.count;
@@ -202,10 +203,13 @@ class analyzer : public decode_handler {
             r_.cross_thread_frees += w.count;
             r_.cross_thread_bytes += w.bytes;
             s.cross_thread_frees += w.count;
-        } else if (!by_realloc && interval_ == 0 && last_alloc_[e.thread] == b.seq) {
+        } else if (interval_ == 0 && last_alloc_[e.thread] == b.seq) {
             ++r_.temporaries;  // (a sampled trace cannot tell: the allocations between are unseen)
             ++s.temporaries;
         }
+        // heaptrack's "temporary": released with no allocation and no other release between
+        // (any release ends the candidate), counted per thread here.
+        last_alloc_[e.thread] = ~std::uint64_t{0};
         live_bytes_ -= w.bytes;
         var_live_ -= w.var_bytes;
         live_by_site_[b.stack] -= w.bytes;

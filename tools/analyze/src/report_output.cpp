@@ -2,6 +2,7 @@
 // report_sections()).
 #include "rtmem/analyze/report_output.hpp"
 
+#include "rtmem/analyze/distinct_labels.hpp"
 #include "rtmem/analyze/report_sections.hpp"
 
 #include <cinttypes>
@@ -20,16 +21,23 @@ std::string site_names::frame(std::uint64_t ip) {
 }
 
 std::string site_names::name(std::uint32_t stack) {
-    auto it = names_.find(stack);
-    if (it != names_.end()) return it->second;
-    auto ips = source_.stack(stack);
-    std::string out;
-    for (std::size_t i = 0; i < ips.size() && i < frames_; ++i) {
-        if (!out.empty()) out += "  <  ";
-        out += frame(ips[i]);
+    // Every stack's label at once, on the first call: whether one collides depends on all.
+    if (labels_.empty()) {
+        std::vector<std::span<const std::uint64_t>> stacks;
+        stacks.reserve(source_.stack_count());
+        for (std::size_t id = 0; id < source_.stack_count(); ++id)
+            stacks.push_back(source_.stack(static_cast<std::uint32_t>(id)));
+        label_style style;
+        style.frames = frames_;
+        style.separator = "  <  ";
+        style.text = [this](std::uint64_t ip) { return frame(ip); };
+        style.key = [this](std::uint64_t ip) {
+            return sym_ != nullptr ? sym_->location_key(ip) : frame(ip);
+        };
+        labels_ = distinct_labels(stacks, style, "");
     }
-    if (out.empty()) out = stack == 0 ? "(no stack)" : "(stack " + std::to_string(stack) + ")";
-    return names_.emplace(stack, out).first->second;
+    if (stack < labels_.size() && !labels_[stack].empty()) return labels_[stack];
+    return stack == 0 ? "(no stack)" : "(stack " + std::to_string(stack) + ")";
 }
 
 std::string site_names::key(std::uint32_t stack) {

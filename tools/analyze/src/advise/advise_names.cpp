@@ -1,19 +1,28 @@
-// Site names for the CLI: the site's innermost frames, symbolised.
+// Site names for the CLI: the site's innermost frames, symbolised; sites that share those
+// frames are told apart by the first frame where they differ (distinct_labels).
+#include <memory>
+
 #include "rtmem/analyze/advise.hpp"
+#include "rtmem/analyze/distinct_labels.hpp"
 #include "rtmem/analyze/symbolizer.hpp"
 
 namespace rtmem::analyze {
 
 site_namer symbol_namer(const site_map& sites, symbolizer& sym, std::size_t frames) {
-    return [&sites, &sym, frames](std::uint32_t site) {
-        auto ips = sites.frames(site);
-        if (ips.empty()) return std::string("(unknown stack)");
-        std::string out;
-        for (std::size_t i = 0; i < ips.size() && i < frames; ++i) {
-            if (!out.empty()) out += " < ";
-            out += sym.symbolize(ips[i]);
+    // Labels of every site, made on the first call: whether one collides depends on all.
+    auto labels = std::make_shared<std::vector<std::string>>();
+    return [&sites, &sym, frames, labels](std::uint32_t site) {
+        if (labels->empty()) {
+            std::vector<std::span<const std::uint64_t>> stacks;
+            stacks.reserve(sites.size());
+            for (std::uint32_t s = 0; s < sites.size(); ++s) stacks.push_back(sites.frames(s));
+            label_style style;
+            style.frames = frames;
+            style.text = [&sym](std::uint64_t ip) { return sym.symbolize(ip); };
+            style.key = [&sym](std::uint64_t ip) { return sym.location_key(ip); };
+            *labels = distinct_labels(stacks, style, "(unknown stack)");
         }
-        return out;
+        return site < labels->size() ? (*labels)[site] : std::string("(unknown stack)");
     };
 }
 

@@ -60,7 +60,13 @@ void add_site_table(nlohmann::json& data, const report_data& r, site_names& name
         rest.time_ns += s.time_ns;
         rest.live_bytes += s.live_bytes;
     }
-    if (rest_sites != 0) row(-1, "(" + std::to_string(rest_sites) + " smaller sites, summed)", rest, -1);
+    if (rest_sites != 0) {
+        // Appended piecewise: GCC 12's -Wrestrict misfires on `"(" + to_string()` at -O3.
+        std::string label = "(";
+        label += std::to_string(rest_sites);
+        label += " smaller sites, summed)";
+        row(-1, label, rest, -1);
+    }
     data["sites"] = {{"stack", stack}, {"site", site}, {"calls", calls},   {"bytes", bytes},
                      {"peak", peak},   {"time", time}, {"leaked", leaked}, {"node", node}};
     data["limits"]["sites"] = r.sites.size();

@@ -60,7 +60,9 @@ struct report_data {
     std::uint64_t duration_ns = 0;  ///< time of the last event
     std::uint64_t leaked_blocks = 0;
     std::uint64_t leaked_bytes = 0;
-    std::uint64_t temporaries = 0;  ///< freed by their thread before it allocated again
+    /// Blocks freed or reallocated by their thread right after it allocated them: no other
+    /// allocation or release by that thread between (heaptrack's definition, per thread).
+    std::uint64_t temporaries = 0;
     std::uint64_t cross_thread_frees = 0;
     std::uint64_t cross_thread_bytes = 0;
     std::uint64_t unknown_frees = 0;  ///< pointers not allocated during the trace

@@ -14,7 +14,8 @@
 
 namespace rtmem::analyze {
 
-/// Names a site from its stack: the innermost frames, symbolised when a symbolizer is given.
+/// Names a site from its stack: the innermost frames, symbolised when a symbolizer is given;
+/// stacks that share those get the frame that tells them apart (distinct_labels.hpp).
 /// key() is stable across runs of the same binaries (module+offset), for `rtmem diff`.
 class site_names {
   public:
@@ -32,7 +33,7 @@ class site_names {
     const event_source& source_;
     symbolizer* sym_;
     std::size_t frames_;
-    std::unordered_map<std::uint32_t, std::string> names_;
+    std::vector<std::string> labels_;  // by stack id
 };
 
 /// What the report says about the trace itself.
