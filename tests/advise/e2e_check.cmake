@@ -65,4 +65,16 @@ foreach(i RANGE ${lastv})
     endif()
   endforeach()
 endforeach()
+# --measure: the same advice ranked by the replay, with the replay's figures in the JSON.
+execute_process(COMMAND ${RTMEM} advise ${WORK}/game.rtt --measure -r 1 --json RESULT_VARIABLE rc
+                OUTPUT_VARIABLE measured ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "rtmem advise --measure failed (${rc}): ${err}")
+endif()
+string(JSON ranking GET "${measured}" ranking)
+string(JSON applied GET "${measured}" measurement applied)
+if(NOT ranking MATCHES "^replay$" OR applied LESS 3)
+  message(FATAL_ERROR "advise --measure: expected ranking 'replay' over at least the 3 sites "
+                      "above, got '${ranking}' over ${applied}:\n${measured}")
+endif()
 message(STATUS "advisor end to end: ${found} advised and replayed without violations")

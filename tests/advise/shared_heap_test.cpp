@@ -2,6 +2,8 @@
 // rt_heap replay backend is listed and replays multi-threaded traces.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <random>
 
 #include "rtmem/analyze/advise.hpp"
@@ -138,21 +140,23 @@ TEST_F(SharedHeapAdvice, SharedSitesListedByDefaultWithJsonField) {
         << short_text;
     EXPECT_EQ(format_text(a, name).find("+ "), std::string::npos);  // all listed: no summary
 
-    const std::string json = format_json(a, name);
+    const auto json = nlohmann::json::parse(format_json(a, name));
     auto entry = [&](std::uint32_t stack) {
-        const auto at = json.find("\"site\": " + std::to_string(sites.site_of(stack)) + ",");
-        EXPECT_NE(at, std::string::npos);
-        return json.substr(at, json.find('\n', at) - at);
+        for (const auto& e : json.at("sites")) {
+            if (e.at("site").get<std::uint32_t>() == sites.site_of(stack)) return e;
+        }
+        ADD_FAILURE() << "site of stack " << stack << " not in the JSON";
+        return nlohmann::json::object();
     };
     for (std::uint32_t stack : {s.handed_over, s.per_thread}) {
-        const std::string e = entry(stack);
-        EXPECT_NE(e.find("\"allocator\": \"rt_heap\""), std::string::npos) << e;
-        EXPECT_NE(e.find("\"shared_across_threads\": true"), std::string::npos) << e;
+        const auto e = entry(stack);
+        EXPECT_EQ(e.value("allocator", ""), "rt_heap") << e;
+        EXPECT_TRUE(e.value("shared_across_threads", false)) << e;
     }
-    const std::string single = entry(s.single);
-    EXPECT_NE(single.find("\"shared_across_threads\": false"), std::string::npos) << single;
-    EXPECT_NE(single.find("\"multi_thread\": false"), std::string::npos) << single;
-    EXPECT_NE(entry(s.per_thread).find("\"multi_thread\": true"), std::string::npos);
+    const auto single = entry(s.single);
+    EXPECT_FALSE(single.value("shared_across_threads", true)) << single;
+    EXPECT_FALSE(single.at("profile").value("multi_thread", true)) << single;
+    EXPECT_TRUE(entry(s.per_thread).at("profile").value("multi_thread", false));
 }
 
 TEST(SharedHeapReplay, RtHeapBackendIsListedAndReplaysThreadedTrace) {

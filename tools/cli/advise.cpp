@@ -8,6 +8,8 @@
 #include "advise_plan.hpp"
 #include "command.hpp"
 #include "count_option.hpp"
+#include "progress_bar.hpp"
+#include "rtmem/analyze/replay.hpp"
 
 namespace {
 
@@ -15,11 +17,34 @@ using namespace rtmem::analyze;
 
 struct advise_args {
     std::string file, html;
-    bool json = false, all = false, no_symbols = false;
-    std::size_t top = 10;
+    bool json = false, all = false, no_symbols = false, measure = false, progress = false;
+    std::size_t top = 10, apply = 0;
+    unsigned repetitions = 5;
+    std::string baseline = "glibc";
     rtmem::cli::advisor_options advisor;
     rtmem::cli::plan_output plan;
 };
+
+/// --measure: replays the trace through the baseline and the advised allocators (the mixed
+/// replay of `rtmem replay`) and ranks the sites by the saving measured at each.
+void measure(advice& adv, trace_reader& reader, const site_map& sites, const advise_args& a) {
+    if (find_backend(whole_program_backends(), a.baseline) == nullptr)
+        throw rtmem::cli::usage_error("--baseline: unknown allocator '" + a.baseline + "' (" +
+                                      backend_names() + ")");
+    const replay_program prog = compile_replay(reader, sites);
+    replay_options o;
+    o.repetitions = a.repetitions;
+    o.backends = {a.baseline};
+    o.baseline = a.baseline;
+    o.apply_top = a.apply;
+    rtmem::cli::progress_bar bar("rtmem advise --measure", a.progress);
+    o.progress = [&bar](std::size_t done, std::size_t total) { bar.update(done, total); };
+    const replay_report r = replay(prog, &adv, o);
+    bar.finish();
+    if (!rank_by_replay(adv, r, a.baseline))
+        std::cerr << "rtmem: the replay could not run the baseline " << a.baseline
+                  << "; savings are the cost model's\n";
+}
 
 int run_advise(const advise_args& a) {
     if (a.plan.wanted()) a.plan.check_writable();  // before the analysis, which can take long
@@ -27,6 +52,7 @@ int run_advise(const advise_args& a) {
     const thresholds limits = a.advisor.limits();
     site_map sites(reader, a.advisor.site_depth);
     advice adv = advise(classify(reader, sites, limits), a.advisor.costs());
+    if (a.measure) measure(adv, reader, sites, a);
     std::unique_ptr<symbolizer> sym;
     if (!a.no_symbols) sym = std::make_unique<symbolizer>(reader);
     const site_namer name = sym ? symbol_namer(sites, *sym) : address_namer(sites);
@@ -65,6 +91,19 @@ const bool registered = rtmem::cli::register_command(
          sub.add_option("--top", a->top, "Sites listed (0 = all)")->check(rtmem::cli::at_least(0));
          sub.add_flag("--all", a->all, "Also list general sites (no rtmem allocator fits better)");
          sub.add_flag("--no-symbols", a->no_symbols, "Show addresses instead of symbols");
+         sub.add_flag("--measure", a->measure,
+                      "Replay the trace (baseline vs advised allocators) and rank the sites by "
+                      "the measured saving instead of the cost model");
+         sub.add_option("--repetitions,--repeat,-r", a->repetitions,
+                        "--measure: repetitions, medians with min-max reported (default 5)")
+             ->check(rtmem::cli::at_least(1));
+         sub.add_option("--apply", a->apply,
+                        "--measure: replay the N top-ranked recommendations (0 = all, default)")
+             ->check(rtmem::cli::at_least(0));
+         sub.add_option("--baseline", a->baseline,
+                        "--measure: allocator of the unadvised sites (default glibc)");
+         sub.add_flag("--progress", a->progress,
+                      "--measure: show a progress bar on stderr even when it is not a terminal");
          a->advisor.add_to(sub);
          a->plan.add_to(sub);
          run = [a] { return run_advise(*a); };

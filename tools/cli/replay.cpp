@@ -13,6 +13,7 @@
 #include "advise_options.hpp"
 #include "command.hpp"
 #include "count_option.hpp"
+#include "progress_bar.hpp"
 #include "replay_aged_option.hpp"
 #include "replay_plan.hpp"
 #include "rtmem/analyze/replay.hpp"
@@ -23,8 +24,8 @@ using namespace rtmem::analyze;
 
 struct replay_args {
     std::string file, backends;
-    bool json = false, no_symbols = false, no_mixed = false;
-    unsigned repetitions = 5;
+    bool json = false, no_symbols = false, no_mixed = false, progress = false;
+    unsigned repetitions = 0;  ///< 0: default_repetitions()
     std::string baseline = "glibc";
     std::string plan;  // --plan: the plan against the general heap, nothing else
     std::size_t top = 10, apply = 20;
@@ -50,6 +51,12 @@ void reexec_with_static_tls() {
     execv("/proc/self/exe", argv.data());  // returns only on failure: carry on without jemalloc
 }
 
+/// 5 repetitions, 3 for traces of more than 5 M operations (each repetition is two passes
+/// through every allocator).
+unsigned default_repetitions(const replay_program& prog) {
+    return prog.ops.size() > 5'000'000 ? 3 : 5;
+}
+
 int run_replay(const replay_args& a) {
     reexec_with_static_tls();
     trace_reader reader(a.file);
@@ -59,12 +66,13 @@ int run_replay(const replay_args& a) {
     site_map sites(reader, a.advisor.site_depth);
     const advice adv = advise(classify(reader, sites, a.advisor.limits()), a.advisor.costs());
     const replay_program prog = compile_replay(reader, sites);
+    const unsigned repetitions = a.repetitions != 0 ? a.repetitions : default_repetitions(prog);
     if (!a.plan.empty())
         return rtmem::cli::replay_with_plan(a.plan, reader, sites, prog,
                                             a.backends.empty() ? "rt_heap" : a.backends,
-                                            a.repetitions, a.json);
+                                            repetitions, a.json);
     replay_options o;
-    o.repetitions = a.repetitions;
+    o.repetitions = repetitions;
     o.mixed = !a.no_mixed;
     o.baseline = a.baseline;
     o.apply_top = a.apply;
@@ -83,7 +91,10 @@ int run_replay(const replay_args& a) {
         throw rtmem::cli::usage_error("--baseline: unknown allocator '" + o.baseline + "' (" +
                                       backend_names() + ")");
     }
+    rtmem::cli::progress_bar bar("rtmem replay", a.progress);
+    o.progress = [&bar](std::size_t done, std::size_t total) { bar.update(done, total); };
     const replay_report r = replay(prog, &adv, o);
+    bar.finish();
     std::unique_ptr<symbolizer> sym;
     if (!a.no_symbols) sym = std::make_unique<symbolizer>(reader);
     const site_namer name = sym ? symbol_namer(sites, *sym) : address_namer(sites);
@@ -107,9 +118,12 @@ const bool registered = rtmem::cli::register_command(
                             " (default: all available)");
          sub.add_option("--baseline", a->baseline,
                         "Allocator of the non-advised sites in the mixed replay");
-         sub.add_option("--repetitions,-r", a->repetitions,
-                        "Repetitions per allocator (medians reported)")
+         sub.add_option("--repetitions,--repeat,-r", a->repetitions,
+                        "Repetitions per allocator: medians with min-max reported (default 5, "
+                        "3 above 5 M operations)")
              ->check(rtmem::cli::at_least(1));
+         sub.add_flag("--progress", a->progress,
+                      "Show a progress bar on stderr even when it is not a terminal");
          sub.add_option("--apply", a->apply,
                         "Mixed replay: apply the N top-ranked recommendations (0 = all)")
              ->check(rtmem::cli::at_least(0));

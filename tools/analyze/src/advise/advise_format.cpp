@@ -3,7 +3,8 @@
 #include <cstdio>
 #include <map>
 
-#include "json_escape.hpp"
+#include <nlohmann/json.hpp>
+
 #include "rtmem/analyze/advise.hpp"
 #include "rtmem/analyze/html_escape.hpp"
 
@@ -79,6 +80,43 @@ std::string num(double v) {
     return buf;
 }
 
+double percent(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
+
+/// "12.0 us ±1.5 us": a measured saving and half its range.
+std::string measured_cell(const recommendation& r) {
+    if (!r.measured) return "not replayed";
+    const spread& s = r.measured_saved_ns;
+    return human_ns(s.median) + " ±" + human_ns((s.max - s.min) / 2);
+}
+
+/// Which allocator time is which: the tracer's (the one `rtmem report` shows), the cost model's,
+/// and the replay's when --measure ran one.
+std::string time_lines(const advice& a) {
+    const auto& c = a.result;
+    std::string out;
+    if (c.recorded_ns != 0)
+        out += "Time in the allocator as recorded: " + human_ns(static_cast<double>(c.recorded_ns)) +
+               " (the tracer's timing in the running program, as `rtmem report` shows).\n";
+    out += "Model estimate: these calls cost " + human_ns(a.baseline_ns) +
+           " at the cost model's prices; the advised sites would save " + human_ns(a.saved_ns) +
+           " (" + num(percent(a.saved_ns, a.baseline_ns)) + "%).\n";
+    if (!a.measured) {
+        out += "Savings below are model estimates; `rtmem advise --measure` ranks them by a "
+               "replay's measurement.\n";
+        return out;
+    }
+    const auto& m = a.measurement;
+    const double whole = m.dispatch_ns.median - m.advised_ns.median;
+    out += "Measured by replay (" + m.baseline + ", median of " + std::to_string(m.repetitions) +
+           " repetitions, ± half the range): " + human_ns(m.baseline_ns.median) + " ±" +
+           human_ns((m.baseline_ns.max - m.baseline_ns.min) / 2) + " in calls; with the " +
+           std::to_string(m.applied) + " replayed advised sites " + human_ns(m.advised_ns.median) +
+           " against " + human_ns(m.dispatch_ns.median) + " for the same dispatch without advice: " +
+           human_ns(whole) + " saved (" + num(percent(whole, m.dispatch_ns.median)) +
+           "%). Sites are ranked by their measured saving.\n";
+    return out;
+}
+
 }  // namespace
 
 std::string format_text(const advice& a, const site_namer& name, const format_options& o) {
@@ -94,10 +132,7 @@ std::string format_text(const advice& a, const site_namer& name, const format_op
                "classes are judged on the sampled blocks only, so confirm a class on a full "
                "trace before acting on it.\n";
     }
-    out += "Estimated allocator time " + human_ns(a.baseline_ns) +
-           "; the advised sites would save " + human_ns(a.saved_ns) + " (" +
-           num(a.baseline_ns > 0 ? 100.0 * a.saved_ns / a.baseline_ns : 0.0) +
-           "%) by the cost model; `rtmem replay` measures it.\n\n";
+    out += time_lines(a) + "\n";
     std::size_t config_width = 16, n = 0;
     for (const auto& r : a.ranked) {
         if (!listed(r, o)) continue;
@@ -105,7 +140,9 @@ std::string format_text(const advice& a, const site_namer& name, const format_op
         config_width = std::max(config_width, r.config.size() + 2);
     }
     out += " #  " + pad("class", 11) + pad("allocator", 20) + pad("configuration", config_width) +
-           pad("calls", 12) + pad("saved", 10) + "site\n";
+           pad("calls", 12) +
+           (a.measured ? pad("saved (measured)", 24) + pad("model", 10) : pad("saved (model)", 14)) +
+           "site\n";
     n = 0;
     for (const auto& r : a.ranked) {
         if (!listed(r, o)) continue;
@@ -115,7 +152,9 @@ std::string format_text(const advice& a, const site_namer& name, const format_op
         std::snprintf(idx, sizeof idx, "%2zu", n);
         out += std::string(idx) + "  " + pad(std::string(to_string(r.cls)), 11) +
                pad(r.allocator, 20) + pad(r.config, config_width) + pad(with_commas(r.calls), 12) +
-               pad(human_ns(r.saved_ns()), 10) + name(r.site) + "\n";
+               (a.measured ? pad(measured_cell(r), 24) + pad(human_ns(r.saved_ns()), 10)
+                           : pad(human_ns(r.saved_ns()), 14)) +
+               name(r.site) + "\n";
     }
     if (n == 0) out += "    (no site fits an rtmem allocator better than malloc)\n";
     out += unlisted_shared(a, name, o);
@@ -129,93 +168,124 @@ std::string format_text(const advice& a, const site_namer& name, const format_op
                "\n   evidence: " + r.evidence + "\n";
         out += "   expected: " + with_commas(r.calls_saved) + " calls no longer reach malloc/free";
         if (r.frees_removed) out += " (" + with_commas(r.frees_removed) + " frees become no-ops)";
-        out += "; " + human_ns(r.baseline_ns) + " -> " + human_ns(r.advised_ns) + "\n";
+        out += "; " + human_ns(r.baseline_ns) + " -> " + human_ns(r.advised_ns) + " (model)";
+        if (r.measured) out += "; measured saving " + measured_cell(r);
+        out += "\n";
         out += "   sketch:\n" + indent(r.sketch, "     ") + "\n";
     }
     return out;
 }
 
-std::string format_json(const advice& a, const site_namer& name) {
+namespace {
+
+nlohmann::ordered_json spread_json(const spread& s) {
+    return {{"median", s.median}, {"min", s.min}, {"max", s.max}};
+}
+
+nlohmann::ordered_json advice_json(const advice& a, const site_namer& name) {
+    using json = nlohmann::ordered_json;
     const auto& c = a.result;
     const auto& t = c.limits;
-    std::string out = "{\n  \"events\": " + std::to_string(c.events) +
-                      ", \"allocations\": " + std::to_string(c.allocations) +
-                      ", \"frees\": " + std::to_string(c.frees) +
-                      ", \"frames\": " + std::to_string(c.frames) +
-                      ", \"duration_ns\": " + std::to_string(c.duration_ns) +
-                      ", \"unknown_frees\": " + std::to_string(c.unknown_frees) +
-                      ",\n  \"estimated_ns\": " + num(a.baseline_ns) +
-                      ", \"estimated_saved_ns\": " + num(a.saved_ns) + ",\n";
-    out += "  \"thresholds\": {\"min_allocations\": " + std::to_string(t.min_allocations) +
-           ", \"stack_min_lifo\": " + num(t.stack_min_lifo * 100) +
-           "e-2, \"bulk_min_run\": " + std::to_string(t.bulk_min_run) +
-           ", \"bulk_min_density\": " + num(t.bulk_min_density * 1000) + "e-3" +
-           ", \"pool_headroom\": " + num(t.pool_headroom * 100) + "e-2" +
-           ", \"frame_min_frames\": " + std::to_string(t.frame_min_frames) +
-           ", \"long_lived_min_lifetime\": " + num(t.long_lived_min_lifetime * 100) + "e-2" +
-           ", \"bulk_min_fraction\": " + num(t.bulk_min_fraction * 100) +
-           "e-2, \"linear_min_efficiency\": " + num(t.linear_min_efficiency * 100) +
-           "e-2, \"linear_good_efficiency\": " + num(t.linear_good_efficiency * 100) +
-           "e-2, \"pool_max_spread\": " + num(t.pool_max_spread * 100) +
-           "e-2, \"pool_max_block\": " + std::to_string(t.pool_max_block) +
-           ", \"pool_min_churn\": " + num(t.pool_min_churn) +
-           ", \"frame_max_span\": " + std::to_string(t.frame_max_span) +
-           ", \"frame_min_fraction\": " + num(t.frame_min_fraction * 100) +
-           "e-2, \"period_min_drains\": " + std::to_string(t.period_min_drains) +
-           ", \"period_max_cv\": " + num(t.period_max_cv * 100) +
-           "e-2, \"long_lived_min_fraction\": " + num(t.long_lived_min_fraction * 100) +
-           "e-2},\n  \"sites\": [";
-    bool first = true;
+    json j;
+    j["events"] = c.events;
+    j["allocations"] = c.allocations;
+    j["frees"] = c.frees;
+    j["frames"] = c.frames;
+    j["duration_ns"] = c.duration_ns;
+    j["unknown_frees"] = c.unknown_frees;
+    j["sample_interval"] = c.sample_interval;  // bytes; 0: every call recorded
+    j["recorded_ns"] = c.recorded_ns;
+    j["estimated_ns"] = a.baseline_ns;
+    j["estimated_saved_ns"] = a.saved_ns;
+    j["ranking"] = a.measured ? "replay" : "model estimate";
+    if (a.measured) {
+        const auto& m = a.measurement;
+        j["measurement"] = {{"baseline", m.baseline},
+                            {"repetitions", m.repetitions},
+                            {"applied", m.applied},
+                            {"baseline_ns", spread_json(m.baseline_ns)},
+                            {"dispatch_ns", spread_json(m.dispatch_ns)},
+                            {"advised_ns", spread_json(m.advised_ns)}};
+    }
+    json& th = j["thresholds"];
+    th["min_allocations"] = t.min_allocations;
+    th["stack_min_lifo"] = t.stack_min_lifo;
+    th["bulk_min_run"] = t.bulk_min_run;
+    th["bulk_min_density"] = t.bulk_min_density;
+    th["pool_headroom"] = t.pool_headroom;
+    th["frame_min_frames"] = t.frame_min_frames;
+    th["long_lived_min_lifetime"] = t.long_lived_min_lifetime;
+    th["bulk_min_fraction"] = t.bulk_min_fraction;
+    th["linear_min_efficiency"] = t.linear_min_efficiency;
+    th["linear_good_efficiency"] = t.linear_good_efficiency;
+    th["pool_max_spread"] = t.pool_max_spread;
+    th["pool_max_block"] = t.pool_max_block;
+    th["pool_min_churn"] = t.pool_min_churn;
+    th["frame_max_span"] = t.frame_max_span;
+    th["frame_min_fraction"] = t.frame_min_fraction;
+    th["period_min_drains"] = t.period_min_drains;
+    th["period_max_cv"] = t.period_max_cv;
+    th["long_lived_min_fraction"] = t.long_lived_min_fraction;
+    json sites = json::array();
     for (const auto& r : a.ranked) {
         const site_profile* p = nullptr;
         for (const auto& q : c.sites) {
             if (q.site == r.site) p = &q;
         }
-        out += first ? "\n" : ",\n";
-        first = false;
-        out += "    {\"site\": " + std::to_string(r.site) + ", \"name\": \"" +
-               json_escape(name(r.site)) + "\", \"class\": \"" + std::string(to_string(r.cls)) +
-               "\", \"allocator\": \"" + r.allocator + "\", \"config\": \"" +
-               json_escape(r.config) +
-               "\", \"capacity_bytes\": " + std::to_string(r.capacity_bytes) +
-               ", \"capacity_blocks\": " + std::to_string(r.capacity_blocks) +
-               ", \"block_size\": " + std::to_string(r.block_size) +
-               ", \"frames\": " + std::to_string(r.frames) +
-               ", \"calls\": " + std::to_string(r.calls) +
-               ", \"calls_saved\": " + std::to_string(r.calls_saved) +
-               ", \"frees_removed\": " + std::to_string(r.frees_removed) +
-               ", \"baseline_ns\": " + num(r.baseline_ns) +
-               ", \"advised_ns\": " + num(r.advised_ns) + ", \"evidence\": \"" +
-               json_escape(r.evidence) + "\", \"sketch\": \"" + json_escape(r.sketch) + "\"";
+        json s;
+        s["site"] = r.site;
+        s["name"] = name(r.site);
+        s["class"] = std::string(to_string(r.cls));
+        s["allocator"] = r.allocator;
+        s["config"] = r.config;
+        s["capacity_bytes"] = r.capacity_bytes;
+        s["capacity_blocks"] = r.capacity_blocks;
+        s["block_size"] = r.block_size;
+        s["frames"] = r.frames;
+        s["calls"] = r.calls;
+        s["calls_saved"] = r.calls_saved;
+        s["frees_removed"] = r.frees_removed;
+        s["baseline_ns"] = r.baseline_ns;
+        s["advised_ns"] = r.advised_ns;
+        if (r.measured) s["measured_saved_ns"] = spread_json(r.measured_saved_ns);
+        s["evidence"] = r.evidence;
+        s["sketch"] = r.sketch;
         if (p != nullptr) {
-            out += std::string(", \"shared_across_threads\": ") +
-                   (p->shared_across_threads() ? "true" : "false");
-            out += ", \"profile\": {\"allocations\": " + std::to_string(p->allocations) +
-                   ", \"frees\": " + std::to_string(p->frees) +
-                   ", \"reallocs\": " + std::to_string(p->reallocs) +
-                   ", \"bytes\": " + std::to_string(p->bytes) +
-                   ", \"min_size\": " + std::to_string(p->min_size) +
-                   ", \"max_size\": " + std::to_string(p->max_size) +
-                   ", \"max_live_count\": " + std::to_string(p->max_live_count) +
-                   ", \"max_live_bytes\": " + std::to_string(p->max_live_bytes) +
-                   ", \"lifo_frees\": " + std::to_string(p->lifo_frees) +
-                   ", \"bulk_frees\": " + std::to_string(p->bulk_frees) +
-                   ", \"bulk_runs\": " + std::to_string(p->bulk_runs) +
-                   ", \"drains\": " + std::to_string(p->drains) +
-                   ", \"bump_peak\": " + std::to_string(p->bump_peak) +
-                   ", \"linear_bad\": " + (p->linear_bad ? "true" : "false") +
-                   ", \"linear_satisfactory\": " + (p->linear_satisfactory ? "true" : "false") +
-                   ", \"period_ns\": " + num(p->period_ns) +
-                   ", \"frame_fit\": " + std::to_string(p->frame_fit) +
-                   ", \"frame_peak_bytes\": " + std::to_string(p->frame_peak_bytes) +
-                   ", \"live_at_end\": " + std::to_string(p->live_at_end) +
-                   ", \"cross_thread_frees\": " + std::to_string(p->cross_thread_frees) +
-                   ", \"multi_thread\": " + (p->multi_thread ? "true" : "false") + "}";
+            s["shared_across_threads"] = p->shared_across_threads();
+            s["profile"] = {{"allocations", p->allocations},
+                            {"frees", p->frees},
+                            {"reallocs", p->reallocs},
+                            {"bytes", p->bytes},
+                            {"min_size", p->min_size},
+                            {"max_size", p->max_size},
+                            {"max_live_count", p->max_live_count},
+                            {"max_live_bytes", p->max_live_bytes},
+                            {"lifo_frees", p->lifo_frees},
+                            {"bulk_frees", p->bulk_frees},
+                            {"bulk_runs", p->bulk_runs},
+                            {"drains", p->drains},
+                            {"bump_peak", p->bump_peak},
+                            {"linear_bad", p->linear_bad},
+                            {"linear_satisfactory", p->linear_satisfactory},
+                            {"period_ns", p->period_ns},
+                            {"frame_fit", p->frame_fit},
+                            {"frame_peak_bytes", p->frame_peak_bytes},
+                            {"live_at_end", p->live_at_end},
+                            {"cross_thread_frees", p->cross_thread_frees},
+                            {"multi_thread", p->multi_thread}};
         }
-        out += "}";
+        sites.push_back(std::move(s));
     }
-    out += "\n  ]\n}\n";
-    return out;
+    j["sites"] = std::move(sites);
+    return j;
+}
+
+}  // namespace
+
+std::string format_json(const advice& a, const site_namer& name) {
+    // Names of unsymbolised frames may hold any bytes: invalid UTF-8 becomes U+FFFD.
+    return advice_json(a, name).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+           "\n";
 }
 
 std::string format_html(const advice& a, const site_namer& name, const format_options& o) {
@@ -223,13 +293,13 @@ std::string format_html(const advice& a, const site_namer& name, const format_op
         std::string(o.wrap ? "<section id=\"advice\"><h2>Allocation advice</h2>\n" : "") + "<p>" +
         with_commas(a.result.allocations) + " allocations in " +
         std::to_string(a.result.sites.size()) + " sites (" + escape_html(summary_line(a)) +
-        "). Estimated allocator time " + human_ns(a.baseline_ns) +
-        "; the advised sites would save " + human_ns(a.saved_ns) +
-        " (cost model; <code>rtmem replay</code> measures it).</p>\n"
+        "). " + escape_html(time_lines(a)) + "</p>\n"
         "<table "
         "class=\"advice\"><thead><tr><th>#</th><th>class</th><th>allocator</"
         "th><th>configuration</th>"
-        "<th>calls</th><th>saved</th><th>site</th></tr></thead><tbody>\n";
+        "<th>calls</th><th>" +
+        std::string(a.measured ? "saved (measured)" : "saved (model estimate)") +
+        "</th><th>site</th></tr></thead><tbody>\n";
     std::size_t n = 0;
     for (const auto& r : a.ranked) {
         if (!listed(r, o)) continue;
@@ -238,7 +308,8 @@ std::string format_html(const advice& a, const site_namer& name, const format_op
         out += "<tr><td>" + std::to_string(n) + "</td><td>" + std::string(to_string(r.cls)) +
                "</td><td><code>" + escape_html(r.allocator) + "</code></td><td>" +
                escape_html(r.config) + "</td><td>" + with_commas(r.calls) + "</td><td data-ns=\"" +
-               num(r.saved_ns()) + "\">" + human_ns(r.saved_ns()) + "</td><td>" +
+               num(a.measured ? r.measured_saved_ns.median : r.saved_ns()) + "\">" +
+               escape_html(a.measured ? measured_cell(r) : human_ns(r.saved_ns())) + "</td><td>" +
                escape_html(name(r.site)) + "</td></tr>\n";
     }
     out += "</tbody></table>\n";

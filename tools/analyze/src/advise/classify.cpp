@@ -81,7 +81,10 @@ class classifier : public decode_handler {
         for (std::uint32_t i = 0; i < profiles_.size(); ++i) profiles_[i].site = i;
     }
 
-    void on_event(const event&, std::uint64_t) { ++events_; }
+    void on_event(const event&, std::uint64_t ns) {
+        ++events_;
+        recorded_ns_ += ns;
+    }
     void on_frame(const event&) { ++frame_; }
     void on_allocation(const event& e, live_block& b, std::uint64_t) { acquire(e, b); }
     void on_free(const event& e, const live_block& b, std::uint64_t) { release(b, e.thread, e.time_ns); }
@@ -106,6 +109,7 @@ class classifier : public decode_handler {
         out.frames = frame_;
         out.duration_ns = duration_;
         out.unknown_frees = unknown_frees_;
+        out.recorded_ns = recorded_ns_;
         out.sample_interval = interval_;
         out.limits = t_;
         for (std::size_t i = 0; i < profiles_.size(); ++i) {
@@ -270,6 +274,7 @@ class classifier : public decode_handler {
     const site_map& sites_;
     thresholds t_;
     std::uint64_t duration_;
+    std::uint64_t recorded_ns_ = 0;
     std::uint64_t interval_;  // sampling interval of the trace (0: every call recorded)
     std::vector<site_profile> profiles_;
     std::vector<site_state> state_;

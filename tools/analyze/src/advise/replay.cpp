@@ -103,7 +103,10 @@ class compiler : public decode_handler {
         o.size = e.size;
         o.align_log2 = align_log2(e.align);
         live_bytes_ += e.size;
-        prog_.peak_live_bytes = std::max(prog_.peak_live_bytes, live_bytes_);
+        if (live_bytes_ > prog_.peak_live_bytes) {
+            prog_.peak_live_bytes = live_bytes_;
+            prog_.peak_live_op = prog_.ops.size();  // the operation being built
+        }
         return o;
     }
     replay_op release(const event& e, const live_block& b) {
@@ -175,26 +178,34 @@ struct rep_result {
     std::uint64_t peak_footprint = 0, failures = 0;
 };
 
-std::size_t sample(replay_backend& b, double& spent_ns) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const std::size_t f = b.footprint();
-    spent_ns +=
-        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
-    return f;
-}
+/// When the footprint pass reads the footprint: right after the operation that reaches the
+/// program's peak live bytes, at new highs of the live bytes in steps of 1/16 of that peak (at
+/// least 16 KiB), and every 1/16 of the operations (at least `min_period`): about 35 reads
+/// whatever the trace's length. glibc's mallinfo2 walks every free chunk (~7 ms each on a
+/// cc1plus heap): read every 16,384 operations in every repetition, it was 60% of the replay.
+struct sample_plan {
+    std::uint64_t live_step = 0, period = 0, peak_op = 0;
+    sample_plan(const replay_program& prog, std::uint64_t min_period) {
+        live_step = std::max<std::uint64_t>(prog.peak_live_bytes / 16, 16 * 1024);
+        period = std::max<std::uint64_t>(prog.ops.size() / 16, std::max<std::uint64_t>(min_period, 1));
+        peak_op = prog.peak_live_op;
+    }
+};
 
-/// One pass over the program. Timed: per-call ticks per site (minus the timer's own cost).
-/// Untimed: only the loop's wall time, for the totals (no timer inside the loop).
-template <bool Timed>
-rep_result run_once(const replay_program& prog, replay_backend& b, std::uint64_t sample_every) {
+enum class pass_kind { untimed, timed, footprint };
+
+/// One pass over the program. Timed: per-call ticks per site. Untimed: only the loop's wall
+/// time, for the totals (no timer inside the loop). Footprint: no timing, the footprint read at
+/// the points of `sample_plan` (a pass of its own, so reading it never disturbs a timing).
+template <pass_kind Kind>
+rep_result run_once(const replay_program& prog, replay_backend& b, const sample_plan& plan) {
+    constexpr bool Timed = Kind == pass_kind::timed;
     rep_result r;
     std::vector<slot_state> slots(prog.slots);
-    std::vector<std::uint64_t> site_ticks(std::max<std::uint32_t>(prog.sites, 1), 0);
-    const std::size_t base = b.footprint_base();
+    std::vector<std::uint64_t> site_ticks(Timed ? std::max<std::uint32_t>(prog.sites, 1) : 0, 0);
+    const std::size_t base = Kind == pass_kind::footprint ? b.footprint_base() : 0;
     std::size_t peak = base;
-    const std::uint64_t mask = std::bit_ceil(std::max<std::uint64_t>(sample_every, 1)) - 1;
-    std::uint64_t all_ticks = 0, live = 0, next_sample = 0;
-    double sampling = 0;  // ns spent reading the footprint, not counted as replay time
+    std::uint64_t all_ticks = 0, live = 0, next_sample = 0, next_periodic = plan.period;
 
     const auto wall0 = std::chrono::steady_clock::now();
     const std::uint64_t t0 = ticks();
@@ -251,28 +262,27 @@ rep_result run_once(const replay_program& prog, replay_backend& b, std::uint64_t
             const std::uint64_t d = c1 - c0;
             site_ticks[o.site] += d;
             all_ticks += d;
-        } else {
+        } else if constexpr (Kind == pass_kind::footprint) {
             live += o.size - freed;  // unsigned: wraps back exactly on frees
-            if (o.kind != replay_op::deallocate) {
-                if (live > next_sample) {  // sample as the live bytes grow, not only periodically
-                    peak = std::max(peak, sample(b, sampling));
-                    next_sample = live + std::max<std::uint64_t>(live / 32, 16 * 1024);
-                }
+            ++i;
+            if ((o.kind != replay_op::deallocate && live > next_sample) || i == next_periodic ||
+                i == plan.peak_op + 1) {
+                peak = std::max(peak, b.footprint());
+                if (live > next_sample) next_sample = live + plan.live_step;
+                if (i == next_periodic) next_periodic += plan.period;
             }
-            if ((++i & mask) == 0) peak = std::max(peak, sample(b, sampling));
         }
     }
     const std::uint64_t t1 = ticks();
     const auto wall1 = std::chrono::steady_clock::now();
-    peak = std::max(peak, b.footprint());
+    if (Kind == pass_kind::footprint) peak = std::max(peak, b.footprint());
 
-    (void)live;
     for (slot_state& s : slots) {  // blocks the program never freed (untimed)
         if (s.p != nullptr)
             b.deallocate(replay_call{s.site, s.thread}, s.p, s.size, alignment_of(s.align_log2),
                          s.tag);
     }
-    r.wall_ns = std::chrono::duration<double, std::nano>(wall1 - wall0).count() - sampling;
+    r.wall_ns = std::chrono::duration<double, std::nano>(wall1 - wall0).count();
     const double ns_per_tick = t1 > t0 ? r.wall_ns / static_cast<double>(t1 - t0) : 1.0;
     r.total_ns = static_cast<double>(all_ticks) * ns_per_tick;
     r.site_ns.resize(site_ticks.size());
@@ -287,6 +297,15 @@ double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     const std::size_t n = v.size();
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+spread spread_of(const std::vector<double>& v) {
+    spread s;
+    if (v.empty()) return s;
+    s.median = median(v);
+    s.min = *std::min_element(v.begin(), v.end());
+    s.max = *std::max_element(v.begin(), v.end());
+    return s;
 }
 
 /// The floor: the replay loop with an allocator that does nothing, subtracted from totals.
@@ -311,21 +330,25 @@ class null_backend final : public replay_backend {
     unsigned char byte_ = 0;
 };
 
-/// Wall time and per-site ticks of the loop with the null allocator (timer cost included).
-struct floor_cost {
-    double wall_ns = 0;
-    std::vector<double> site_ns;
-};
+void pass_done(const replay_hooks& h) {
+    if (h.pass_done) h.pass_done();
+}
 
-floor_cost measure_floor(const replay_program& prog, unsigned repetitions) {
+}  // namespace
+
+replay_floor measure_replay_floor(const replay_program& prog, unsigned repetitions,
+                                  const replay_hooks& hooks) {
+    const sample_plan plan(prog, 0);
     std::vector<double> w;
     std::vector<std::vector<double>> per_site;
-    for (unsigned k = 0; k < repetitions; ++k) {
+    for (unsigned k = 0; k < std::max(repetitions, 1U); ++k) {
         null_backend n;
-        w.push_back(run_once<false>(prog, n, ~std::uint64_t{0} >> 1).wall_ns);
-        per_site.push_back(run_once<true>(prog, n, ~std::uint64_t{0} >> 1).site_ns);
+        w.push_back(run_once<pass_kind::untimed>(prog, n, plan).wall_ns);
+        pass_done(hooks);
+        per_site.push_back(run_once<pass_kind::timed>(prog, n, plan).site_ns);
+        pass_done(hooks);
     }
-    floor_cost f;
+    replay_floor f;
     f.wall_ns = median(w);
     f.site_ns.resize(per_site.front().size());
     std::vector<double> column(per_site.size());
@@ -336,10 +359,22 @@ floor_cost measure_floor(const replay_program& prog, unsigned repetitions) {
     return f;
 }
 
-}  // namespace
+spread measured_saving(const backend_result& base, const backend_result& mixed,
+                       std::uint32_t site) {
+    spread s;
+    if (site >= base.site_ns.size() || site >= mixed.site_ns.size()) return s;
+    s.median = base.site_ns[site] - mixed.site_ns[site];
+    s.min = s.median;
+    s.max = s.median;
+    if (site < base.site_spread.size() && site < mixed.site_spread.size()) {
+        s.min = base.site_spread[site].min - mixed.site_spread[site].max;
+        s.max = base.site_spread[site].max - mixed.site_spread[site].min;
+    }
+    return s;
+}
 
 backend_result replay_through(const replay_program& prog, const backend_factory& factory,
-                              unsigned repetitions, std::uint64_t sample_every) {
+                              unsigned repetitions, const replay_hooks& hooks) {
     backend_result out;
     out.name = factory.name;
     out.note = factory.note;
@@ -348,19 +383,36 @@ backend_result replay_through(const replay_program& prog, const backend_factory&
         return out;
     }
     repetitions = std::max(repetitions, 1U);
-    const floor_cost floor = measure_floor(prog, repetitions);
-    std::vector<rep_result> reps;
-    for (unsigned k = 0; k < repetitions; ++k) {
-        auto untimed = factory.make();
-        auto timed = factory.make();
-        if (!untimed || !timed) {
+    const replay_floor own_floor =
+        hooks.floor != nullptr ? replay_floor{} : measure_replay_floor(prog, repetitions);
+    const replay_floor& floor = hooks.floor != nullptr ? *hooks.floor : own_floor;
+    const sample_plan plan(prog, hooks.min_sample_period);
+    {  // the footprint, in a pass of its own (allocators here are deterministic: once is enough)
+        auto b = factory.make();
+        if (!b) {
             out.available = false;
             return out;
         }
-        rep_result r = run_once<false>(prog, *untimed, sample_every);
+        const rep_result f = run_once<pass_kind::footprint>(prog, *b, plan);
+        out.peak_footprint = f.peak_footprint;
+        out.failures = f.failures;
+        pass_done(hooks);
+    }
+    std::vector<rep_result> reps;
+    for (unsigned k = 0; k < repetitions; ++k) {
+        auto untimed = factory.make();
+        if (!untimed) {
+            out.available = false;
+            return out;
+        }
+        rep_result r = run_once<pass_kind::untimed>(prog, *untimed, plan);
         untimed.reset();
-        r.site_ns = run_once<true>(prog, *timed, sample_every).site_ns;
-        for (std::size_t s = 0; s < r.site_ns.size(); ++s)
+        pass_done(hooks);
+        auto timed = factory.make();
+        r.site_ns = run_once<pass_kind::timed>(prog, *timed, plan).site_ns;
+        timed.reset();
+        pass_done(hooks);
+        for (std::size_t s = 0; s < r.site_ns.size() && s < floor.site_ns.size(); ++s)
             r.site_ns[s] -= floor.site_ns[s];  // < 0 is noise
         r.total_ns = std::max(r.wall_ns - floor.wall_ns, 0.0);
         reps.push_back(std::move(r));
@@ -369,18 +421,20 @@ backend_result replay_through(const replay_program& prog, const backend_factory&
     for (const auto& r : reps) {
         totals.push_back(r.total_ns);
         walls.push_back(r.wall_ns);
-        out.peak_footprint = std::max(out.peak_footprint, r.peak_footprint);
         out.failures = std::max(out.failures, r.failures);
     }
     out.repetition_ns = totals;
-    out.total_ns = median(totals);
+    out.total = spread_of(totals);
+    out.total_ns = out.total.median;
     out.wall_ns = median(walls);
     out.events_per_second =
         out.wall_ns > 0 ? static_cast<double>(prog.ops.size()) * 1e9 / out.wall_ns : 0;
     out.site_ns.resize(reps.front().site_ns.size());
+    out.site_spread.resize(out.site_ns.size());
     for (std::size_t s = 0; s < out.site_ns.size(); ++s) {
         for (std::size_t k = 0; k < reps.size(); ++k) column[k] = reps[k].site_ns[s];
-        out.site_ns[s] = median(column);
+        out.site_spread[s] = spread_of(column);
+        out.site_ns[s] = out.site_spread[s].median;
     }
     out.fragmentation =
         prog.peak_live_bytes > 0 && out.peak_footprint > 0

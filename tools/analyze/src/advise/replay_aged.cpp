@@ -13,6 +13,7 @@ class aged final : public replay_backend {
   public:
     aged(std::unique_ptr<replay_backend> inner, const litter_plan& litter)
         : inner_(std::move(inner)) {
+        (void)inner_->footprint_base();  // the inner backend's starting point (glibc: free space held)
         const replay_call who{0, 0, false};
         std::vector<void*> blocks(litter.sizes.size());
         tags_.resize(litter.sizes.size());

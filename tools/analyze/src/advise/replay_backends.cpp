@@ -97,8 +97,14 @@ struct glibc_api : malloc_family_api {
 
 class glibc_backend final : public malloc_family_backend<glibc_api> {
   public:
-    // Free space glibc already held (e.g. from the trace compilation) is not the replay's.
-    glibc_backend() : free_at_start_(api_.mallinfo2 != nullptr ? api_.mallinfo2().fordblks : 0) {}
+    // Free space glibc already held (e.g. from the trace compilation) is not the replay's. Read
+    // here, not in the constructor: mallinfo2 walks every free chunk, and only the footprint
+    // pass needs it.
+    std::size_t footprint_base() noexcept override {
+        if (api_.mallinfo2 == nullptr) return 0;
+        free_at_start_ = api_.mallinfo2().fordblks;
+        return footprint();
+    }
     std::size_t footprint() noexcept override {
         if (api_.mallinfo2 == nullptr) return 0;
         // In-use bytes (headers included) plus free space created since the start: free space
@@ -109,7 +115,7 @@ class glibc_backend final : public malloc_family_backend<glibc_api> {
     }
 
   private:
-    std::size_t free_at_start_;
+    std::size_t free_at_start_ = 0;
 };
 
 // ---- mimalloc ------------------------------------------------------------------------------

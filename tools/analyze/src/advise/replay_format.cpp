@@ -2,7 +2,8 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "json_escape.hpp"
+#include <nlohmann/json.hpp>
+
 #include "rtmem/analyze/replay.hpp"
 
 namespace rtmem::analyze {
@@ -29,16 +30,24 @@ const backend_result* baseline_of(const replay_report& r) {
     return nullptr;
 }
 
+/// "±N%": half the min-max range of the repetitions, relative to the median.
+std::string plus_minus(const spread& s) {
+    if (s.median <= 0) return "±" + human_ns((s.max - s.min) / 2);
+    return "±" + num(50 * (s.max - s.min) / s.median, 0) + "%";
+}
+
 }  // namespace
 
 std::string format_replay_text(const replay_report& r, const site_namer& name, std::size_t top) {
     std::string out = "rtmem replay: " + with_commas(r.ops) + " operations from " +
                       with_commas(r.events) + " events (" + with_commas(r.unknown_frees) +
                       " frees of unknown blocks skipped), peak live " +
-                      human_bytes(r.peak_live_bytes) + ", median of " +
-                      std::to_string(r.repetitions) + " repetitions\n\n";
+                      human_bytes(r.peak_live_bytes) + "\n";
+    out += "Times are medians of " + std::to_string(r.repetitions) +
+           " repetitions, ± half their min-max range; the footprint is read in one more, "
+           "untimed pass.\n\n";
     const backend_result* base = baseline_of(r);
-    out += pad("allocator", 34) + pad("time in calls", 15) + pad("vs glibc", 10) +
+    out += pad("allocator", 34) + pad("time in calls", 20) + pad("vs glibc", 10) +
            pad("replay rate", 16) + pad("peak footprint", 16) + "fragmentation\n";
     for (const auto& b : r.results) {
         if (!b.available) {
@@ -47,7 +56,8 @@ std::string format_replay_text(const replay_report& r, const site_namer& name, s
         }
         const double ratio =
             base != nullptr && base->total_ns > 0 ? b.total_ns / base->total_ns : 0;
-        out += pad(b.name, 34) + pad(human_ns(b.total_ns), 15) + pad(num(ratio, 2) + "x", 10) +
+        out += pad(b.name, 34) + pad(human_ns(b.total_ns) + " " + plus_minus(b.total), 20) +
+               pad(num(ratio, 2) + "x", 10) +
                pad(num(b.events_per_second / 1e6, 1) + " M op/s", 16) +
                pad(b.peak_footprint ? human_bytes(b.peak_footprint) : "n/a", 16) +
                (b.peak_footprint ? num(b.fragmentation * 100, 0) + "%" : "n/a") +
@@ -64,7 +74,7 @@ std::string format_replay_text(const replay_report& r, const site_namer& name, s
     if (mixed == nullptr || base == nullptr) return out;
     out += "\nAdvised sites, measured (baseline " + base->name + " -> advised allocator):\n";
     out += " #  " + pad("allocator", 22) + pad("baseline", 12) + pad("advised", 12) +
-           pad("saved", 12) + pad("violations", 12) + "site\n";
+           pad("saved (± range)", 22) + pad("violations", 12) + "site\n";
     std::vector<const recommendation*> recs;
     for (const auto& rec : r.advised) recs.push_back(&rec);
     auto saved = [&](const recommendation* rec) {
@@ -84,9 +94,11 @@ std::string format_replay_text(const replay_report& r, const site_namer& name, s
         }
         char idx[8];
         std::snprintf(idx, sizeof idx, "%2zu", n);
+        const spread s = measured_saving(*base, *mixed, rec->site);
         out += std::string(idx) + "  " + pad(rec->allocator, 22) +
                pad(human_ns(base->site_ns[rec->site]), 12) +
-               pad(human_ns(mixed->site_ns[rec->site]), 12) + pad(human_ns(saved(rec)), 12) +
+               pad(human_ns(mixed->site_ns[rec->site]), 12) +
+               pad(human_ns(saved(rec)) + " ±" + human_ns((s.max - s.min) / 2), 22) +
                pad(with_commas(v), 12) + name(rec->site) + "\n";
     }
     double other_base = 0, other_mixed = 0;  // the sites left on the baseline
@@ -139,51 +151,76 @@ std::string format_replay_text(const replay_report& r, const site_namer& name, s
 }
 
 std::string format_replay_json(const replay_report& r, const site_namer& name) {
-    std::string out =
-        "{\n  \"ops\": " + std::to_string(r.ops) + ", \"events\": " + std::to_string(r.events) +
-        ", \"unknown_frees\": " + std::to_string(r.unknown_frees) +
-        ", \"peak_live_bytes\": " + std::to_string(r.peak_live_bytes) +
-        ", \"repetitions\": " + std::to_string(r.repetitions) + ",\n  \"backends\": [";
-    bool first = true;
+    using json = nlohmann::ordered_json;
+    auto range = [](const spread& s) {
+        return json{{"median", s.median}, {"min", s.min}, {"max", s.max}};
+    };
+    json j;
+    j["ops"] = r.ops;
+    j["events"] = r.events;
+    j["unknown_frees"] = r.unknown_frees;
+    j["peak_live_bytes"] = r.peak_live_bytes;
+    j["repetitions"] = r.repetitions;
+    json backends = json::array();
     for (const auto& b : r.results) {
-        out += first ? "\n" : ",\n";
-        first = false;
-        out += "    {\"name\": \"" + json_escape(b.name) +
-               "\", \"available\": " + (b.available ? "true" : "false") + ", \"note\": \"" +
-               json_escape(b.note) + "\", \"total_ns\": " + num(b.total_ns) +
-               ", \"wall_ns\": " + num(b.wall_ns) +
-               ", \"ops_per_second\": " + num(b.events_per_second, 0) +
-               ", \"peak_footprint\": " + std::to_string(b.peak_footprint) +
-               ", \"fragmentation\": " + num(b.fragmentation, 4) +
-               ", \"failures\": " + std::to_string(b.failures) + ", \"repetition_ns\": [";
-        for (std::size_t i = 0; i < b.repetition_ns.size(); ++i)
-            out += (i ? ", " : "") + num(b.repetition_ns[i]);
-        out += "], \"sites\": [";
-        bool f2 = true;
+        json o;
+        o["name"] = b.name;
+        o["available"] = b.available;
+        o["note"] = b.note;
+        o["total_ns"] = b.total_ns;
+        o["total_min_ns"] = b.total.min;
+        o["total_max_ns"] = b.total.max;
+        o["wall_ns"] = b.wall_ns;
+        o["ops_per_second"] = b.events_per_second;
+        o["peak_footprint"] = b.peak_footprint;
+        o["fragmentation"] = b.fragmentation;
+        o["failures"] = b.failures;
+        o["repetition_ns"] = b.repetition_ns;
+        json sites = json::array();
         for (const auto& rec : r.advised) {
             if (rec.site >= b.site_ns.size()) continue;
-            out += std::string(f2 ? "" : ", ") + "{\"site\": " + std::to_string(rec.site) +
-                   ", \"name\": \"" + json_escape(name(rec.site)) +
-                   "\", \"ns\": " + num(b.site_ns[rec.site]) + "}";
-            f2 = false;
+            json s{{"site", rec.site}, {"name", name(rec.site)}, {"ns", b.site_ns[rec.site]}};
+            if (rec.site < b.site_spread.size()) {
+                s["min_ns"] = b.site_spread[rec.site].min;
+                s["max_ns"] = b.site_spread[rec.site].max;
+            }
+            sites.push_back(std::move(s));
         }
-        out += "], \"violations\": [";
-        f2 = true;
+        o["sites"] = std::move(sites);
+        json violations = json::array();
         for (const auto& v : b.violations) {
-            out += std::string(f2 ? "" : ", ") + "{\"site\": " + std::to_string(v.site) +
-                   ", \"non_lifo\": " + std::to_string(v.non_lifo) +
-                   ", \"overflow\": " + std::to_string(v.overflow) +
-                   ", \"wrong_size\": " + std::to_string(v.wrong_size) +
-                   ", \"expired\": " + std::to_string(v.expired) +
-                   ", \"cross_thread\": " + std::to_string(v.cross_thread) +
-                   ", \"reported\": " + std::to_string(v.reported) +
-                   ", \"fallbacks\": " + std::to_string(v.fallbacks) + "}";
-            f2 = false;
+            violations.push_back({{"site", v.site},
+                                  {"non_lifo", v.non_lifo},
+                                  {"overflow", v.overflow},
+                                  {"wrong_size", v.wrong_size},
+                                  {"expired", v.expired},
+                                  {"cross_thread", v.cross_thread},
+                                  {"reported", v.reported},
+                                  {"fallbacks", v.fallbacks}});
         }
-        out += "]}";
+        o["violations"] = std::move(violations);
+        backends.push_back(std::move(o));
     }
-    out += "\n  ]\n}\n";
-    return out;
+    j["backends"] = std::move(backends);
+    // The measured saving per advised site (baseline - mixed), as the text's table ranks it.
+    const backend_result* base = baseline_of(r);
+    const backend_result* mixed = nullptr;
+    for (const auto& b : r.results) {
+        if (b.available && b.name.rfind("mixed (", 0) == 0) mixed = &b;
+    }
+    if (base != nullptr && mixed != nullptr) {
+        json saved = json::array();
+        for (const auto& rec : r.advised) {
+            saved.push_back({{"site", rec.site},
+                             {"allocator", rec.allocator},
+                             {"saved_ns", range(measured_saving(*base, *mixed, rec.site))},
+                             {"model_saved_ns", rec.saved_ns()}});
+        }
+        j["baseline"] = base->name;
+        j["advised_saved"] = std::move(saved);
+    }
+    // Names of unsymbolised frames may hold any bytes: invalid UTF-8 becomes U+FFFD.
+    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace rtmem::analyze

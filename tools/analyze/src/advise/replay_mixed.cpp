@@ -111,6 +111,11 @@ class mixed_backend final : public replay_backend {
 
 }  // namespace
 
+std::size_t replay_passes(std::size_t backends, unsigned repetitions) {
+    const std::size_t reps = std::max(repetitions, 1U);
+    return 2 * reps + backends * (1 + 2 * reps);  // the floor; per backend footprint + timings
+}
+
 replay_report replay(const replay_program& program, const advice* a, const replay_options& o) {
     replay_report r;
     r.ops = program.ops.size();
@@ -121,15 +126,27 @@ replay_report replay(const replay_program& program, const advice* a, const repla
     auto all = whole_program_backends();
     if (o.prepare)
         for (auto& b : all) b = o.prepare(std::move(b));
+    std::vector<const backend_factory*> chosen;
     for (const auto& b : all) {
-        if (!o.backends.empty() &&
-            std::find(o.backends.begin(), o.backends.end(), b.name) == o.backends.end() &&
-            b.name != o.baseline) {
-            continue;
+        if (o.backends.empty() ||
+            std::find(o.backends.begin(), o.backends.end(), b.name) != o.backends.end() ||
+            b.name == o.baseline) {
+            chosen.push_back(&b);
         }
-        r.results.push_back(replay_through(program, b, r.repetitions, o.sample_every));
     }
-    if (!o.mixed || a == nullptr) return r;
+    const bool mixed_too = o.mixed && a != nullptr;
+    std::size_t runs = 0;  // backends that replay (unavailable ones make no pass)
+    for (const auto* b : chosen) runs += b->make ? 1 : 0;
+    const std::size_t total = replay_passes(runs + (mixed_too ? 2 : 0), r.repetitions);
+    std::size_t done = 0;
+    replay_hooks hooks;
+    hooks.pass_done = [&] {
+        if (o.progress) o.progress(++done, total);
+    };
+    const replay_floor floor = measure_replay_floor(program, r.repetitions, hooks);
+    hooks.floor = &floor;
+    for (const auto* b : chosen) r.results.push_back(replay_through(program, *b, r.repetitions, hooks));
+    if (!mixed_too) return r;
 
     const backend_factory* base = find_backend(all, o.baseline);
     backend_result mixed;
@@ -195,8 +212,8 @@ replay_report replay(const replay_program& program, const advice* a, const repla
             base->make(), std::vector<std::unique_ptr<detail::site_allocator>>(program.sites),
             nullptr);
     };
-    r.results.push_back(replay_through(program, layer, r.repetitions, o.sample_every));
-    mixed = replay_through(program, f, r.repetitions, o.sample_every);
+    r.results.push_back(replay_through(program, layer, r.repetitions, hooks));
+    mixed = replay_through(program, f, r.repetitions, hooks);
     mixed.note = notes;
     mixed.violations = last_violations;
     r.results.push_back(std::move(mixed));

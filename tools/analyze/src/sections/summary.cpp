@@ -102,7 +102,9 @@ void summary_text(std::ostream& out, const section_input& in) {
     out << (in.r.timing_period > 1 ? "estimated " : "measured ") << "time in the allocator "
         << human_ns(in.r.time_ns);
     if (in.r.timing_period > 1) out << " (1 call in " << in.r.timing_period << " timed)";
-    out << "\n";
+    // The same figure as `rtmem advise`'s first line; docs/advisor.md says how it differs from
+    // the advisor's cost model and from a replay.
+    out << " as recorded (rtmem replay times the calls replayed alone)\n";
 }
 
 void summary_json(nlohmann::json& j, const section_input& in) {

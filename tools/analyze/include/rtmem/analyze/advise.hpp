@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "rtmem/analyze/classify.hpp"
+#include "rtmem/analyze/spread.hpp"
 #include "rtmem/analyze/units.hpp"
 
 namespace rtmem::analyze {
@@ -31,8 +32,12 @@ struct recommendation {
     std::uint64_t calls = 0;          ///< calls the site makes to malloc/free today
     std::uint64_t calls_saved = 0;    ///< calls that no longer reach malloc/free
     std::uint64_t frees_removed = 0;  ///< frees that become no-ops (linear, frame, long-lived)
-    double baseline_ns = 0, advised_ns = 0;
+    double baseline_ns = 0, advised_ns = 0;  ///< cost model estimates
     [[nodiscard]] double saved_ns() const noexcept { return baseline_ns - advised_ns; }
+    /// Set by rank_by_replay (replay.hpp): the saving a replay measured at this site (baseline
+    /// allocator's median time minus the advised allocator's, with their range).
+    bool measured = false;
+    spread measured_saved_ns;
 
     // The configuration as numbers (for --json and for the mixed replay).
     std::uint64_t capacity_bytes = 0;   ///< linear/stack/arena/tlsf bytes, frame bytes per frame
@@ -41,10 +46,24 @@ struct recommendation {
     std::uint32_t frames = 0;                       ///< frame_allocator<N>
 };
 
+/// How a replay measured the advice (rank_by_replay); absent: the ranking is the cost model's.
+struct advice_measurement {
+    std::string baseline;       ///< the allocator of the unadvised replay, e.g. "glibc"
+    unsigned repetitions = 0;   ///< medians of this many
+    std::size_t applied = 0;    ///< sites whose advised allocator the replay ran
+    spread baseline_ns;         ///< the baseline replay's time in calls, whole program
+    spread dispatch_ns;         ///< the mixed dispatch with no site advised
+    spread advised_ns;          ///< the mixed replay: advised sites on their allocators
+};
+
 struct advice {
     classification result;
-    std::vector<recommendation> ranked;  ///< every site that allocated, by saved_ns, largest first
-    double baseline_ns = 0, saved_ns = 0;
+    /// Every site that allocated, largest saving first: the cost model's saving, or the
+    /// replay's measured one once rank_by_replay ran (sites it measured first).
+    std::vector<recommendation> ranked;
+    double baseline_ns = 0, saved_ns = 0;  ///< cost model estimates, whole trace
+    bool measured = false;                 ///< ranked by a replay's measurement
+    advice_measurement measurement;
 };
 
 /// pool_headroom: capacity = ceil(max live * (1 + headroom)) (thresholds::pool_headroom).

@@ -100,6 +100,9 @@ struct classification {
     std::vector<site_profile> sites;  ///< sites that allocated, in site id order
     std::uint64_t events = 0, allocations = 0, frees = 0, frames = 0, duration_ns = 0;
     std::uint64_t unknown_frees = 0;  ///< frees of pointers the trace never saw allocated
+    /// Time in the allocator as the tracer timed it (the sum `rtmem report` shows as "time in
+    /// the allocator"; an estimate when the trace timed 1 call in N). 0 when not timed.
+    std::uint64_t recorded_ns = 0;
     /// A sampled trace's interval (bytes; 0: every call): the counts and bytes of the profiles
     /// are then estimates (each recorded block weighted by its inverse sampling probability)
     /// and the patterns are those of the sampled blocks.

@@ -32,6 +32,7 @@ struct replay_program {
     std::uint64_t events = 0;  ///< events read from the trace
     std::uint64_t unknown_frees = 0;
     std::uint64_t peak_live_bytes = 0;  ///< requested bytes, the floor for any footprint
+    std::uint64_t peak_live_op = 0;     ///< index of the operation that reached peak_live_bytes
 };
 
 [[nodiscard]] replay_program compile_replay(event_source& source, const site_map& sites);
@@ -42,10 +43,11 @@ struct replay_options {
     bool mixed = true;                      ///< also the mixed replay (needs advice)
     std::string baseline = "glibc";         ///< what the mixed replay uses for the other sites
     std::size_t apply_top = 20;             ///< mixed: the N advised sites ranked first (0 = all)
-    std::uint64_t sample_every = 1U << 14;  ///< footprint sample period in operations
+    std::function<void(std::size_t done, std::size_t total)> progress;  ///< after each pass
     /// Applied to every whole-program backend (and so the mixed baseline), e.g. aged_backend.
     std::function<backend_factory(backend_factory)> prepare;
 };
+
 
 struct site_violations {
     std::uint32_t site = 0;
@@ -62,10 +64,13 @@ struct backend_result {
     bool available = true;
     std::string note;                         ///< why unavailable, or what was approximated
     double total_ns = 0;                      ///< median over repetitions of the time inside calls
+    spread total;                             ///< total_ns with its min and max
     double wall_ns = 0;                       ///< median time of the whole replay loop
     double events_per_second = 0;             ///< replayed operations / wall time (median)
     std::vector<double> site_ns;              ///< median time inside calls, per site id
+    std::vector<spread> site_spread;          ///< site_ns with its min and max, per site id
     std::uint64_t peak_footprint = 0;         ///< bytes held from the system at the sampled peak
+                                              ///< (one untimed pass of its own)
     double fragmentation = 0;                 ///< peak footprint / peak live bytes - 1
     std::uint64_t failures = 0;               ///< allocations that returned nullptr
     std::vector<site_violations> violations;  ///< mixed replay: advice broken per site
@@ -79,14 +84,44 @@ struct replay_report {
     std::vector<recommendation> advised;  ///< the advice the mixed replay applied
 };
 
-/// Replays `program` through one backend, `repetitions` times, with medians.
+/// The replay loop's own cost (the null allocator's), subtracted from every backend's times.
+struct replay_floor {
+    double wall_ns = 0;
+    std::vector<double> site_ns;
+};
+
+struct replay_hooks {
+    const replay_floor* floor = nullptr;  ///< measured once per replay; nullptr: measured here
+    std::uint64_t min_sample_period = 1U << 14;  ///< footprint: at most one periodic read per N ops
+    std::function<void()> pass_done;             ///< after every pass over the program
+};
+
+/// Passes over the program that replay() makes: what `progress` counts to.
+[[nodiscard]] std::size_t replay_passes(std::size_t backends, unsigned repetitions);
+
+[[nodiscard]] replay_floor measure_replay_floor(const replay_program& program,
+                                                unsigned repetitions,
+                                                const replay_hooks& hooks = {});
+
+/// Replays `program` through one backend, `repetitions` times, with medians; the footprint in
+/// one more, untimed pass.
 [[nodiscard]] backend_result replay_through(const replay_program& program,
                                             const backend_factory& factory, unsigned repetitions,
-                                            std::uint64_t sample_every = 1U << 14);
+                                            const replay_hooks& hooks = {});
+
+/// A site's measured saving: the baseline's median time minus the mixed replay's, with the
+/// widest range their repetitions allow (min: baseline's min - mixed's max).
+[[nodiscard]] spread measured_saving(const backend_result& baseline, const backend_result& mixed,
+                                     std::uint32_t site);
 
 /// The whole-program replays plus, when `advice` is given, the mixed replay.
 [[nodiscard]] replay_report replay(const replay_program& program, const advice* a,
                                    const replay_options& o);
+
+/// Ranks `a` by what the replay `r` (with its mixed replay) measured per advised site, and
+/// records the whole-program figures; false (and `a` unchanged) when `r` has no mixed replay or
+/// no `baseline` result.
+bool rank_by_replay(advice& a, const replay_report& r, const std::string& baseline = "glibc");
 
 [[nodiscard]] std::string format_replay_text(const replay_report& r, const site_namer& name,
                                              std::size_t top = 10);
