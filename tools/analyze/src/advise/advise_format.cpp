@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rtmem/analyze/advise.hpp"
+#include "spread_json.hpp"
 #include "rtmem/analyze/html_escape.hpp"
 
 namespace rtmem::analyze {
@@ -177,10 +178,6 @@ std::string format_text(const advice& a, const site_namer& name, const format_op
 }
 
 namespace {
-
-nlohmann::ordered_json spread_json(const spread& s) {
-    return {{"median", s.median}, {"min", s.min}, {"max", s.max}};
-}
 
 nlohmann::ordered_json advice_json(const advice& a, const site_namer& name) {
     using json = nlohmann::ordered_json;

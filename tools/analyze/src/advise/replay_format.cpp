@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rtmem/analyze/replay.hpp"
+#include "spread_json.hpp"
 
 namespace rtmem::analyze {
 namespace {
@@ -152,9 +153,6 @@ std::string format_replay_text(const replay_report& r, const site_namer& name, s
 
 std::string format_replay_json(const replay_report& r, const site_namer& name) {
     using json = nlohmann::ordered_json;
-    auto range = [](const spread& s) {
-        return json{{"median", s.median}, {"min", s.min}, {"max", s.max}};
-    };
     json j;
     j["ops"] = r.ops;
     j["events"] = r.events;
@@ -213,7 +211,7 @@ std::string format_replay_json(const replay_report& r, const site_namer& name) {
         for (const auto& rec : r.advised) {
             saved.push_back({{"site", rec.site},
                              {"allocator", rec.allocator},
-                             {"saved_ns", range(measured_saving(*base, *mixed, rec.site))},
+                             {"saved_ns", spread_json(measured_saving(*base, *mixed, rec.site))},
                              {"model_saved_ns", rec.saved_ns()}});
         }
         j["baseline"] = base->name;
