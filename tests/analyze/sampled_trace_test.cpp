@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <sstream>
 
 #include "rtmem/analyze/classify.hpp"
+#include "rtmem/analyze/diff.hpp"
 #include "rtmem/analyze/report.hpp"
 #include "rtmem/analyze/sample_weight.hpp"
 #include "rtmem/analyze/trace_reader.hpp"
@@ -97,6 +99,26 @@ TEST_F(sampled_trace_test, a_full_trace_is_unweighted) {
     EXPECT_EQ(sample_weight(100, 0), 1.0);
     EXPECT_EQ(weighted_count(1.0, 1, 2), 1u);
     EXPECT_EQ(weighted_bytes(1.0, 123), 123u);
+}
+
+TEST_F(sampled_trace_test, diff_labels_the_sampled_side_as_estimates) {
+    trace_reader a(write(path("s.rtt")));
+    trace_writer w(path("full.rtt"), 4242, true, 1, fmt::trace_version, 0);
+    w.stack(1, {0x1100});
+    w.event(0, op::malloc, 10, 0x1000, 100, 1);
+    w.finish();
+    trace_reader b(path("full.rtt"));
+    const trace_diff d = diff_traces(a, b, false);
+    std::ostringstream text;
+    print_diff(text, d, 10);
+    EXPECT_NE(text.str().find("A is a sampled trace"), std::string::npos) << text.str();
+    EXPECT_EQ(text.str().find("B is a sampled trace"), std::string::npos) << text.str();
+    const auto j = diff_json(d, 10);
+    EXPECT_TRUE(j["a"]["estimated"].get<bool>());
+    EXPECT_EQ(j["a"]["sample_interval"].get<std::uint64_t>(), interval);
+    EXPECT_GT(j["a"]["bytes_allocated_error"].get<double>(), 0);
+    EXPECT_FALSE(j["b"]["estimated"].get<bool>());
+    EXPECT_FALSE(j["b"].contains("bytes_allocated_error"));
 }
 
 }  // namespace

@@ -27,6 +27,35 @@ std::string signed_str(std::uint64_t a, std::uint64_t b, bool bytes) {
     return out;
 }
 
+// "A is sampled (...)": which sides are estimates, so a delta is not read as exact.
+std::string sampled_note(const trace_diff& d) {
+    std::string out;
+    auto side = [&out](const char* name, const report_data& r) {
+        if (r.sample_interval == 0) return;
+        out += std::string("note: ") + name + " is a sampled trace (1 per " +
+               human_bytes(r.sample_interval) + " on average): its bytes, peaks and per-site " +
+               "figures are estimates (95% error of its bytes: " +
+               human_bytes(static_cast<std::uint64_t>(r.bytes_allocated_error)) +
+               "); its allocation total is " + (r.exact_calls ? "exact" : "an estimate") + "\n";
+    };
+    side("A", d.a);
+    side("B", d.b);
+    return out;
+}
+
+nlohmann::json side_json(const report_data& r) {
+    nlohmann::json j = {{"allocations", r.allocations},
+                        {"bytes_allocated", r.bytes_allocated},
+                        {"peak_live_bytes", r.peak_live_bytes},
+                        {"sample_interval", r.sample_interval},
+                        {"estimated", r.sample_interval != 0}};
+    if (r.sample_interval != 0) {
+        j["bytes_allocated_error"] = r.bytes_allocated_error;
+        j["peak_live_error"] = r.peak_live_error;
+    }
+    return j;
+}
+
 }  // namespace
 
 trace_diff diff_traces(trace_reader& a, trace_reader& b, bool symbolize) {
@@ -84,7 +113,7 @@ void print_diff(std::ostream& out, const trace_diff& d, std::size_t top) {
         signed_str(d.a.bytes_allocated, d.b.bytes_allocated, true).c_str(),
         human_bytes(d.a.peak_live_bytes).c_str(), human_bytes(d.b.peak_live_bytes).c_str(),
         signed_str(d.a.peak_live_bytes, d.b.peak_live_bytes, true).c_str());
-    out << line << "\nsites that changed: " << d.sites.size() << "\n";
+    out << line << sampled_note(d) << "\nsites that changed: " << d.sites.size() << "\n";
     out << "   calls A    calls B      delta      bytes delta     peak delta  site\n";
     for (std::size_t i = 0; i < d.sites.size() && i < top; ++i) {
         const auto& s = d.sites[i];
@@ -98,12 +127,8 @@ void print_diff(std::ostream& out, const trace_diff& d, std::size_t top) {
 
 nlohmann::json diff_json(const trace_diff& d, std::size_t top) {
     nlohmann::json j;
-    j["a"] = {{"allocations", d.a.allocations},
-              {"bytes_allocated", d.a.bytes_allocated},
-              {"peak_live_bytes", d.a.peak_live_bytes}};
-    j["b"] = {{"allocations", d.b.allocations},
-              {"bytes_allocated", d.b.bytes_allocated},
-              {"peak_live_bytes", d.b.peak_live_bytes}};
+    j["a"] = side_json(d.a);
+    j["b"] = side_json(d.b);
     nlohmann::json sites = nlohmann::json::array();
     for (std::size_t i = 0; i < d.sites.size() && i < top; ++i) {
         const auto& s = d.sites[i];
