@@ -259,6 +259,29 @@ TEST(PlanRun, AStalePlanMatchesNothingAndChangesNothing) {
         << r.summary;
 }
 
+// Without --stats, a stale plan still says once that it served nothing; the output is unchanged.
+TEST(PlanRun, AStalePlanIsReportedEvenWithoutStats) {
+    plan stale = recording().p;
+    for (auto& s : stale.sites)
+        for (auto& f : s.frames) f.offset += 3;
+    const fs::path plan_path = write_plan(stale, "stale-quiet.json");
+    const fs::path err = recording().dir / "stderr-quiet.txt";
+    const auto r = rtmem::test::run_under_rtmem(program + " 2>" + err.string(),
+                                                "--plan " + plan_path.string());
+    const std::string said = slurp(err);
+    ASSERT_EQ(r.status, 0) << said;
+    EXPECT_EQ(r.out, recording().native_out);
+    EXPECT_NE(said.find("plan: none of its 4 sites allocated in this process"), std::string::npos)
+        << said;
+    // A plan that is used says nothing without --stats.
+    const fs::path used_err = recording().dir / "stderr-used.txt";
+    const auto used = rtmem::test::run_under_rtmem(
+        program + " 2>" + used_err.string(),
+        "--plan " + write_plan(recording().p, "used-quiet.json").string());
+    ASSERT_EQ(used.status, 0);
+    EXPECT_EQ(slurp(used_err).find("rtmem run:"), std::string::npos) << slurp(used_err);
+}
+
 TEST(PlanRun, APlanForAnotherProgramResolvesNothing) {
     plan other = recording().p;
     for (auto& s : other.sites)

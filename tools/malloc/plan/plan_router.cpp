@@ -116,8 +116,32 @@ const char* kind_name(char k) noexcept {
     return k == 'p' ? "pool" : k == 'r' ? "region" : "thread_stack (as region)";
 }
 
+// Without --stats: one line when the program's own modules were found but no planned site
+// allocated (a plan from another build, or an input that never reaches those sites), which
+// would otherwise pass unnoticed. Processes of other programs (nothing resolved) stay silent.
+void warn_if_unused() noexcept {
+    std::uint32_t matched = 0, resolved = 0;
+    for (std::uint32_t i = 0; i < g_site_count; ++i) {
+        const site_counters c = g_sites[i].counters();
+        matched += c.served + c.declined != 0 ? 1 : 0;
+        resolved += g_info[i].resolved ? 1 : 0;
+    }
+    if (resolved == 0 || matched != 0) return;
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "rtmem run: pid %d: plan: none of its %u sites allocated in this process (a "
+                  "plan from another build, or an input that never reaches them); --stats "
+                  "shows each site\n",
+                  static_cast<int>(getpid()), g_site_count);
+    say(2, line);
+}
+
 __attribute__((destructor)) void print_summary() {
-    if (g_stats_fd < 0 || g_sites == nullptr) return;
+    if (g_sites == nullptr) return;
+    if (g_stats_fd < 0) {
+        warn_if_unused();
+        return;
+    }
     std::uint64_t served[3] = {}, declined = 0, freed = 0;
     std::uint32_t matched = 0, resolved = 0;
     char line[480];
