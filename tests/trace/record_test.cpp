@@ -19,8 +19,7 @@
 #include "rtmem/analyze/report.hpp"
 #include "rtmem/analyze/symbolizer.hpp"
 #include "rtmem/analyze/trace_reader.hpp"
-
-extern char** environ;
+#include "run_program.hpp"
 
 namespace {
 
@@ -29,37 +28,10 @@ using rtmem::analyze::event;
 using rtmem::analyze::op;
 using rtmem::analyze::trace_reader;
 
-struct run_result {
-    int status = -1;  // wait status
-    std::string out;
-    std::string err;
-};
+using rtmem::test::run_result;
 
 run_result run(const std::vector<std::string>& args, const fs::path& dir) {
-    fs::path out = dir / "stdout.txt";
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    fs::path err = dir / "stderr.txt";
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    run_result r;
-    if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) == 0) {
-        waitpid(pid, &r.status, 0);
-    }
-    posix_spawn_file_actions_destroy(&actions);
-    std::ifstream in(out);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    r.out = ss.str();
-    std::ifstream ein(err);
-    std::stringstream es;
-    es << ein.rdbuf();
-    r.err = es.str();
-    return r;
+    return rtmem::test::run_program(args, dir);
 }
 
 class record_test : public ::testing::Test {

@@ -20,8 +20,7 @@
 #include "rtmem/analyze/report_output.hpp"
 #include "rtmem/analyze/symbolizer.hpp"
 #include "rtmem/analyze/trace_reader.hpp"
-
-extern char** environ;
+#include "run_program.hpp"
 
 namespace {
 
@@ -33,29 +32,9 @@ using rtmem::analyze::trace_reader;
 // Runs `args` with `extra_env` added; returns stdout (stderr goes to a file in `dir`).
 std::string run(const std::vector<std::string>& args, const fs::path& dir,
                 const std::vector<std::string>& extra_env = {}, int* status = nullptr) {
-    fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<std::string> env_strings = extra_env;
-    for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
-    std::vector<char*> argv, envp;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    for (auto& e : env_strings) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    pid_t pid = 0;
-    int st = -1;
-    if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data()) == 0) {
-        waitpid(pid, &st, 0);
-    }
-    posix_spawn_file_actions_destroy(&actions);
-    if (status != nullptr) *status = st;
-    std::ifstream in(out);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    const auto r = rtmem::test::run_program(args, dir, extra_env);
+    if (status != nullptr) *status = r.status;
+    return r.out;
 }
 
 class sampled_test : public ::testing::Test {
