@@ -15,10 +15,11 @@
 #include <cstring>
 #include <new>
 #include <string_view>
-#include <utility>
 
 #include "caller_frames.hpp"
 #include "plan_text.hpp"
+#include "recognition_build.hpp"
+#include "recognition_walk.hpp"
 #include "rtmem/interpose/guard.hpp"
 #include "rtmem/malloc/contract.hpp"
 #include "rtmem/malloc/plan_contract.hpp"
@@ -37,7 +38,6 @@ namespace contract = malloc_contract;
 
 // 4 GiB of address space for planned blocks (committed as touched).
 constexpr std::size_t range_bytes = std::size_t{4} << 30;
-constexpr std::uint32_t max_frames = 32;
 
 struct site_info {
     std::uint32_t id;
@@ -51,8 +51,6 @@ span_arena g_arena;
 planned_site* g_sites = nullptr;
 site_info* g_info = nullptr;
 std::uint32_t g_site_count = 0;
-std::uint32_t* g_candidates = nullptr;
-recognition_table g_table_storage;
 std::uint32_t g_modules = 0, g_modules_loaded = 0;
 int g_stats_fd = -1;
 
@@ -144,7 +142,7 @@ __attribute__((destructor)) void print_summary() {
     }
     std::uint64_t served[3] = {}, declined = 0, freed = 0;
     std::uint32_t matched = 0, resolved = 0;
-    char line[480];
+    char line[560];
     const int pid = static_cast<int>(getpid());
     for (std::uint32_t i = 0; i < g_site_count; ++i) {
         const site_info& s = g_info[i];
@@ -169,14 +167,17 @@ __attribute__((destructor)) void print_summary() {
                   "rtmem run: pid %d: plan: %u of %u sites matched (%u resolved; %u of %u modules "
                   "loaded); "
                   "served: pool %llu, region %llu, thread_stack %llu; %llu requests of planned "
-                  "sites to the general heap; %llu frees; %zu spans of %zu KiB used; caller "
-                  "frames %llu from the cache, %llu unwound\n",
+                  "sites to the general heap; %llu frees; %zu spans of %zu KiB used; deeper "
+                  "frames: %llu stack offsets learned, %llu walks through the caller-frame "
+                  "cache (%llu hits, %llu unwound)\n",
                   pid, matched, g_site_count, resolved, g_modules_loaded, g_modules,
                   static_cast<unsigned long long>(served[0]),
                   static_cast<unsigned long long>(served[1]),
                   static_cast<unsigned long long>(served[2]),
                   static_cast<unsigned long long>(declined), static_cast<unsigned long long>(freed),
                   g_arena.spans_used(), span_bytes >> 10,
+                  static_cast<unsigned long long>(recognition_walk_stats().learned),
+                  static_cast<unsigned long long>(recognition_walk_stats().fallback),
                   static_cast<unsigned long long>(caller_frame_stats().cached),
                   static_cast<unsigned long long>(caller_frame_stats().unwound));
     say(g_stats_fd, line);
@@ -193,6 +194,18 @@ void fail(const char* why) noexcept {
     char line[300];
     std::snprintf(line, sizeof line, "rtmem run: ignoring the plan: %s\n", why);
     say(2, line);
+}
+
+// The table of every resolved site (built again when a module is loaded later).
+const recognition_table* g_built = nullptr;
+bool publish_table() noexcept {
+    auto* sites = static_cast<resolved_site*>(map_zeroed(sizeof(resolved_site) * (g_site_count + 1)));
+    if (sites == nullptr) return false;
+    for (std::uint32_t i = 0; i < g_site_count; ++i)
+        sites[i] = {g_info[i].nframes, g_info[i].frames, g_info[i].resolved};
+    g_built = build_recognition_table(sites, g_site_count, g_sites);
+    munmap(sites, sizeof(resolved_site) * (g_site_count + 1));
+    return g_built != nullptr;
 }
 
 bool build(const plan_text& text) noexcept {
@@ -217,8 +230,7 @@ bool build(const plan_text& text) noexcept {
     g_sites = static_cast<planned_site*>(map_zeroed(sizeof(planned_site) * g_site_count));
     g_info = static_cast<site_info*>(map_zeroed(sizeof(site_info) * g_site_count));
     auto* frames = static_cast<std::uintptr_t*>(map_zeroed(8 * (text.frame_count + 1)));
-    g_candidates = static_cast<std::uint32_t*>(map_zeroed(4 * (g_site_count + 1)));
-    if (g_sites == nullptr || g_info == nullptr || frames == nullptr || g_candidates == nullptr)
+    if (g_sites == nullptr || g_info == nullptr || frames == nullptr)
         return false;
     std::uint32_t used_frames = 0, resolved = 0;
     for (std::uint32_t i = 0; i < g_site_count; ++i) {
@@ -241,38 +253,7 @@ bool build(const plan_text& text) noexcept {
     // no table; the summary still says so.
     if (resolved == 0) return true;
     if (!g_arena.reserve(range_bytes)) return false;
-
-    // The table: frame-0 addresses, at most a quarter full (a miss is almost always one probe).
-    std::uint64_t cap = 64;
-    while (cap < 4ull * resolved) cap *= 2;
-    auto* slots = static_cast<recognition_slot*>(map_zeroed(sizeof(recognition_slot) * cap));
-    if (slots == nullptr) return false;
-    // Candidates grouped by frame 0, deepest first (the most specific site wins).
-    std::uint32_t next = 0;
-    for (std::uint32_t i = 0; i < g_site_count; ++i) {
-        if (!g_info[i].resolved) continue;
-        const std::uintptr_t ra = g_info[i].frames[0];
-        std::size_t j = slot_of(ra, cap - 1);
-        while (slots[j].ra != 0 && slots[j].ra != ra) j = (j + 1) & (cap - 1);
-        if (slots[j].ra == ra) continue;  // grouped when its first site was met
-        std::uint32_t count = 0;
-        for (std::uint32_t k = i; k < g_site_count; ++k)
-            if (g_info[k].resolved && g_info[k].frames[0] == ra) g_candidates[next + count++] = k;
-        if (count == 1 && g_info[i].nframes == 1) {  // the common case: frame 0 is the site
-            slots[j] = {ra, i, 0};
-            continue;
-        }
-        slots[j] = {ra, next, count};
-        // Deepest first: insertion sort on a handful.
-        for (std::uint32_t a = 1; a < slots[j].count; ++a)
-            for (std::uint32_t b = a; b > 0 && g_info[g_candidates[next + b]].nframes >
-                                                    g_info[g_candidates[next + b - 1]].nframes;
-                 --b)
-                std::swap(g_candidates[next + b], g_candidates[next + b - 1]);
-        next += slots[j].count;
-    }
-    g_table_storage = {cap - 1, slots, g_sites};
-    return true;
+    return publish_table();
 }
 
 __attribute__((constructor)) void load_plan() {
@@ -288,38 +269,12 @@ __attribute__((constructor)) void load_plan() {
     if (g_arena.size() == 0) return;  // no site resolved: nothing to route
     pthread_atfork(lock_all, unlock_all, unlock_all);
     caller_frames_init(g_stats_fd >= 0);
+    recognition_walk_init(g_stats_fd >= 0);
     g_range_size.store(g_arena.size(), std::memory_order_relaxed);
     g_range_base.store(g_arena.base(), std::memory_order_relaxed);
-    g_table.store(&g_table_storage, std::memory_order_release);
+    g_table.store(g_built, std::memory_order_release);
 }
 
 }  // namespace
-
-void* allocate_recognised(const recognition_table* t, std::size_t slot, std::uintptr_t ra,
-                          std::size_t size, std::size_t align) noexcept {
-    for (;; slot = (slot + 1) & t->mask) {
-        const recognition_slot& e = t->slots[slot];
-        if (e.ra == 0) return nullptr;
-        if (e.ra == ra) break;
-    }
-    const recognition_slot& e = t->slots[slot];
-    if (e.count == 0) return g_sites[e.first].allocate(size, align);
-    // Candidates deepest first: the first one's frames are all any of them needs.
-    std::uintptr_t stack[max_frames];
-    const int want = static_cast<int>(g_info[g_candidates[e.first]].nframes);
-    const int depth = want > 1 ? caller_frames(ra, reinterpret_cast<std::uintptr_t>(
-                                                       __builtin_frame_address(0)),
-                                               stack, want)
-                               : 1;
-    for (std::uint32_t c = 0; c < e.count; ++c) {
-        const std::uint32_t site = g_candidates[e.first + c];
-        const site_info& s = g_info[site];
-        if (static_cast<std::uint32_t>(depth) < s.nframes) continue;
-        bool same = true;
-        for (std::uint32_t k = 1; same && k < s.nframes; ++k) same = stack[k] == s.frames[k];
-        if (same) return g_sites[site].allocate(size, align);
-    }
-    return nullptr;
-}
 
 }  // namespace rtmem::site_plan

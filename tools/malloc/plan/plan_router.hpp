@@ -1,7 +1,9 @@
 // Routing by plan (`rtmem run --plan`): each allocation's return address is looked up in a
 // small open-addressing table of the planned sites' frame-0 addresses; a miss (an unplanned
-// site) costs one probe. A hit whose site needs more frames unwinds to compare them. Frees,
-// reallocs and usable sizes of planned blocks are recognised by one range check.
+// site) costs one probe. A hit whose sites need more frames walks a trie of the planned frames
+// up the stack: each frame's caller is read at a stack offset learned once per frame
+// (recognition_walk.cpp). Frees, reallocs and usable sizes of planned blocks are recognised by
+// one range check.
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -11,16 +13,40 @@
 
 namespace rtmem::site_plan {
 
+inline constexpr std::uint32_t no_site = ~std::uint32_t{0};
+
 struct recognition_slot {
-    std::uintptr_t ra;      ///< absolute frame-0 address; 0: empty
-    std::uint32_t first;    ///< count 0: the site (its one frame is frame 0); else into the
-    std::uint32_t count;    ///< candidate list: the sites whose frame 0 this is, deepest first
+    std::uintptr_t ra;   ///< absolute frame-0 address; 0: empty
+    std::uint32_t site;  ///< the site named by this frame alone (no_site: none)
+    std::uint32_t node;  ///< 0: no site needs more frames here; else its trie node
+};
+
+/// One frame of a planned site's frames, below its parent (the frame it was called from is
+/// the child). Node 0 is unused.
+struct alignas(16) recognition_node {
+    /// Bytes from the stack slot holding this frame's return address to the slot holding its
+    /// caller's: the frame size of this function at this call, fixed unless it allocates on
+    /// the stack dynamically. 0: not learned yet; negative: not usable (the unwinder decides).
+    std::atomic<std::int32_t> delta;
+    std::uint32_t site;     ///< the site whose frames end here (no_site: none)
+    std::uint16_t depth;    ///< frames from frame 0 to this one (frame 0's node: 1)
+    std::uint16_t deepest;  ///< the most frames any site at or below this node names
+    bool leaf;              ///< no site names a frame above this one
+};
+
+struct recognition_child {
+    std::uintptr_t ra;     ///< the caller's frame; 0: empty
+    std::uint32_t parent;  ///< node
+    std::uint32_t node;
 };
 
 struct recognition_table {
     std::uint64_t mask;
     recognition_slot* slots;
     planned_site* sites;
+    recognition_node* nodes;
+    std::uint64_t child_mask;
+    recognition_child* children;
 };
 
 /// Published once the plan is loaded (never when there is none).
@@ -33,22 +59,34 @@ extern std::atomic<std::size_t> g_range_size;
     return static_cast<std::size_t>(((ra * 0x9e3779b97f4a7c15ull) >> 32) & mask);
 }
 
-/// The probe chain past the first slot, and the sites that need deeper frames.
+/// The probe chain past the first slot. `cfa`: the entry point's canonical frame address (its
+/// return address, frame 0, is the word below).
 void* allocate_recognised(const recognition_table* t, std::size_t slot, std::uintptr_t ra,
-                          std::size_t size, std::size_t align) noexcept;
+                          const void* cfa, std::size_t size, std::size_t align) noexcept;
+/// The site of a call at a frame 0 whose sites need more frames (`root`: its trie node), or
+/// no_site.
+std::uint32_t find_deep(const recognition_table* t, std::uint32_t root, const void* cfa) noexcept;
 
-/// A block from the site that called (ra: __builtin_return_address(0) of the entry point), or
-/// nullptr: not a planned site, or the site's strategy declined (the general heap serves it).
-[[gnu::always_inline]] inline void* try_allocate(std::size_t size, std::size_t align,
-                                                 void* ra) noexcept {
+/// A block from the site that called (ra: __builtin_return_address(0) of the entry point, cfa:
+/// its __builtin_dwarf_cfa()), or nullptr: not a planned site, or the site's strategy declined
+/// (the general heap serves it).
+[[gnu::always_inline]] inline void* try_allocate(std::size_t size, std::size_t align, void* ra,
+                                                 const void* cfa) noexcept {
     const recognition_table* t = g_table.load(std::memory_order_acquire);
     if (t == nullptr) return nullptr;
     const auto key = reinterpret_cast<std::uintptr_t>(ra);
     const std::size_t i = slot_of(key, t->mask);
     const recognition_slot& e = t->slots[i];
     if (e.ra == 0) [[likely]] return nullptr;
-    if (e.ra == key && e.count == 0) return t->sites[e.first].allocate(size, align);
-    return allocate_recognised(t, i, key, size, align);
+    if (e.ra == key) {
+        std::uint32_t site = e.site;
+        if (e.node != 0) {
+            site = find_deep(t, e.node, cfa);
+            if (site == no_site) return nullptr;
+        }
+        return t->sites[site].allocate(size, align);
+    }
+    return allocate_recognised(t, i, key, cfa, size, align);
 }
 
 [[gnu::always_inline]] inline bool owns(const void* p) noexcept {
