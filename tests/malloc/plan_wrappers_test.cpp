@@ -2,7 +2,8 @@
 // (programs/plan_wrappers.cpp): the sites are told apart above frame 0 by the stack walk at
 // learned offsets. Recorded, planned (by hand from the trace, and by the advisor), run: each
 // wrapper site is served as planned, the exit summary says so, the output is the program's
-// own; a frame whose size varies and a plan that names the wrong sites stay correct.
+// own; a frame whose size varies and a plan that names the wrong sites stay correct. A site in
+// a module dlopen'ed later is routed once the module is loaded.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -238,6 +239,63 @@ TEST(PlanWrappers, TheAdvisorPlansTheWrapperSites) {
                           &stack),
               3);
     EXPECT_GE(pool + region + stack, 4 * rounds) << r.summary;
+}
+
+}  // namespace
+
+namespace {
+
+// A plan site inside a module the program dlopens after start-up (python3's extension modules
+// are loaded so): resolved when the module is loaded, then served.
+TEST(PlanDlopen, ASiteInAModuleLoadedLaterIsRouted) {
+    const std::string host = std::string(RTMEM_PROGRAMS) + "/rtmem_malloc_dlopen";
+    const std::string command = host + " " + RTMEM_MALLOC_PLUGIN;
+    const fs::path dir = recording().dir;
+    const std::string trace = (dir / "dlopen.rtt").string();
+    const std::string native = rtmem::test::run_shell(command).out;
+    ASSERT_EQ(rtmem::test::run_shell(std::string(RTMEM_CLI) + " record -o " + trace + " -- " +
+                                     command + " >/dev/null 2>&1")
+                  .status,
+              0);
+    // plugin_make's malloc("abc"): 4 bytes, frame 0 in the plugin.
+    rtmem::analyze::trace_reader reader(trace);
+    const std::string plugin = fs::path(RTMEM_MALLOC_PLUGIN).filename().string();
+    plan p;
+    p.program = host;
+    p.depth = 1;
+    rtmem::analyze::event e;
+    while (reader.next(e) && p.sites.empty()) {
+        if (e.kind != rtmem::analyze::op::malloc || e.size != 4) continue;
+        const auto ips = reader.stack(e.stack);
+        for (std::uint64_t ip : ips) {
+            const rtmem::analyze::module* in = nullptr;
+            for (const auto& m : reader.modules())
+                if (ip - 1 >= m.start && ip - 1 < m.end) in = &m;
+            if (in == nullptr || in->path.find("rtmem-") != std::string::npos) continue;
+            if (in->path.find(plugin) == std::string::npos) break;  // not the plugin's call
+            plan_site s;
+            s.id = 1;
+            s.strategy = plan_strategy::region;
+            s.chunk_bytes = 64 * 1024;
+            s.frames.push_back({in->path, ip - in->bias});
+            p.sites.push_back(s);
+            break;
+        }
+    }
+    ASSERT_EQ(p.sites.size(), 1u) << "no 4-byte malloc from the plugin in the trace";
+    const fs::path path = dir / "dlopen.json";
+    std::ofstream(path) << rtmem::analyze::plan_to_json(p);
+    const fs::path err = dir / "dlopen.stderr";
+    const auto r = rtmem::test::run_under_rtmem(command + " 2>" + err.string(),
+                                                "--stats --plan " + path.string());
+    const std::string summary = slurp(err);
+    ASSERT_EQ(r.status, 0) << summary;
+    EXPECT_EQ(r.out, native);
+    const auto s = site_summary(summary, 1);
+    ASSERT_TRUE(s.found) << summary;
+    EXPECT_EQ(s.state, "matched") << summary;
+    EXPECT_GE(s.served, 1000u) << summary;  // a round's calls at least (each round reloads it)
+    EXPECT_NE(summary.find("1 of 1 modules loaded"), std::string::npos) << summary;
 }
 
 }  // namespace

@@ -73,6 +73,8 @@ struct module_match {
     std::uint8_t* quality;  // 2: same path, 1: same file name, 0: not loaded
     char exe[4096];
     bool first;
+    bool only_missing;  // after start-up: a module already resolved keeps its bias
+    std::uint8_t* was_missing;
 };
 
 std::string_view base_name(std::string_view path) noexcept {
@@ -87,6 +89,7 @@ int on_module(dl_phdr_info* info, std::size_t, void* data) {
     m->first = false;
     if (name.empty()) return 0;
     for (std::uint32_t i = 0; i < m->count; ++i) {
+        if (m->only_missing && m->was_missing[i] == 0) continue;
         const std::string_view want = m->modules[i].path;
         std::uint8_t q = want == name ? 2 : base_name(want) == base_name(name) ? 1 : 0;
         if (q > m->quality[i]) {
@@ -208,52 +211,95 @@ bool publish_table() noexcept {
     return g_built != nullptr;
 }
 
-bool build(const plan_text& text) noexcept {
+plan_text g_text;
+module_match* g_match = nullptr;
+std::uintptr_t* g_frames = nullptr;
+std::atomic<bool> g_missing{false};  // a plan module is not loaded (yet)
+pthread_mutex_t g_resolve_lock = PTHREAD_MUTEX_INITIALIZER;
+
+// Sites whose every module is loaded now get their absolute frames. Returns how many are.
+std::uint32_t resolve_sites() noexcept {
+    std::uint32_t resolved = 0, used = 0;
+    for (std::uint32_t i = 0; i < g_site_count; ++i) {
+        const plan_text_site& s = g_text.sites[i];
+        site_info& info = g_info[i];
+        if (!info.resolved) {
+            bool all = true;
+            for (std::uint32_t k = 0; k < s.frame_count; ++k)
+                all = all && g_match->quality[g_text.frames[s.first_frame + k].module] != 0;
+            for (std::uint32_t k = 0; all && k < s.frame_count; ++k) {
+                const plan_text_frame& f = g_text.frames[s.first_frame + k];
+                g_frames[used + k] = g_match->bias[f.module] + f.offset;
+            }
+            info.resolved = all;
+        }
+        used += s.frame_count;
+        resolved += info.resolved ? 1 : 0;
+    }
+    g_modules_loaded = 0;
+    for (std::uint32_t i = 0; i < g_text.module_count; ++i)
+        g_modules_loaded += g_match->quality[i] != 0;
+    g_missing.store(g_modules_loaded < g_text.module_count, std::memory_order_relaxed);
+    return resolved;
+}
+
+void match_modules() noexcept {
+    g_match->first = true;
+    dl_iterate_phdr(on_module, g_match);
+}
+
+bool build() noexcept {
+    const plan_text& text = g_text;
     // Modules: resolve every plan module against what is loaded now.
     auto* bias = static_cast<std::uintptr_t*>(map_zeroed(8 * (text.module_count + 1)));
     auto* quality = static_cast<std::uint8_t*>(map_zeroed(text.module_count + 1));
-    auto* match = static_cast<module_match*>(map_zeroed(sizeof(module_match)));
-    if (bias == nullptr || quality == nullptr || match == nullptr) return false;
-    match->modules = text.modules;
-    match->count = text.module_count;
-    match->bias = bias;
-    match->quality = quality;
-    match->first = true;
-    const ssize_t n = readlink("/proc/self/exe", match->exe, sizeof match->exe - 1);
-    match->exe[n > 0 ? n : 0] = 0;
-    dl_iterate_phdr(on_module, match);
+    auto* was_missing = static_cast<std::uint8_t*>(map_zeroed(text.module_count + 1));
+    g_match = static_cast<module_match*>(map_zeroed(sizeof(module_match)));
+    if (bias == nullptr || quality == nullptr || was_missing == nullptr || g_match == nullptr)
+        return false;
+    g_match->modules = text.modules;
+    g_match->count = text.module_count;
+    g_match->bias = bias;
+    g_match->quality = quality;
+    g_match->was_missing = was_missing;
+    const ssize_t n = readlink("/proc/self/exe", g_match->exe, sizeof g_match->exe - 1);
+    g_match->exe[n > 0 ? n : 0] = 0;
+    match_modules();
     g_modules = text.module_count;
-    for (std::uint32_t i = 0; i < text.module_count; ++i) g_modules_loaded += quality[i] != 0;
 
     // Sites and their absolute frames.
     g_site_count = text.site_count;
     g_sites = static_cast<planned_site*>(map_zeroed(sizeof(planned_site) * g_site_count));
     g_info = static_cast<site_info*>(map_zeroed(sizeof(site_info) * g_site_count));
-    auto* frames = static_cast<std::uintptr_t*>(map_zeroed(8 * (text.frame_count + 1)));
-    if (g_sites == nullptr || g_info == nullptr || frames == nullptr)
-        return false;
-    std::uint32_t used_frames = 0, resolved = 0;
+    g_frames = static_cast<std::uintptr_t*>(map_zeroed(8 * (text.frame_count + 1)));
+    if (g_sites == nullptr || g_info == nullptr || g_frames == nullptr) return false;
+    std::uint32_t used_frames = 0;
     for (std::uint32_t i = 0; i < g_site_count; ++i) {
         const plan_text_site& s = text.sites[i];
-        site_info& info = g_info[i];
         new (&g_sites[i]) planned_site();
-        info = {s.id, s.kind, s.frame_count, frames + used_frames, true};
-        for (std::uint32_t k = 0; k < s.frame_count; ++k) {
-            const plan_text_frame& f = text.frames[s.first_frame + k];
-            if (quality[f.module] == 0) info.resolved = false;
-            else info.frames[k] = bias[f.module] + f.offset;
-        }
+        g_info[i] = {s.id, s.kind, s.frame_count, g_frames + used_frames, false};
         used_frames += s.frame_count;
         g_sites[i].configure(&g_arena, i, s.kind == 'p' ? strategy::pool : strategy::region,
                              s.block, s.max_request);
-        resolved += info.resolved ? 1 : 0;
     }
+    resolve_sites();
+    return true;
+}
 
-    // Nothing of the plan in this process (another program, a child that exec'd): no range,
-    // no table; the summary still says so.
-    if (resolved == 0) return true;
-    if (!g_arena.reserve(range_bytes)) return false;
-    return publish_table();
+// Routes the resolved sites: the range reserved the first time, the table built and published
+// (again after a dlopen; a table once published is never freed, a reader may still hold it).
+bool activate() noexcept {
+    if (g_arena.size() == 0) {
+        if (!g_arena.reserve(range_bytes)) return false;
+        pthread_atfork(lock_all, unlock_all, unlock_all);
+        caller_frames_init(g_stats_fd >= 0);
+        recognition_walk_init(g_stats_fd >= 0);
+        g_range_size.store(g_arena.size(), std::memory_order_relaxed);
+        g_range_base.store(g_arena.base(), std::memory_order_relaxed);
+    }
+    if (!publish_table()) return false;
+    g_table.store(g_built, std::memory_order_release);
+    return true;
 }
 
 __attribute__((constructor)) void load_plan() {
@@ -262,19 +308,44 @@ __attribute__((constructor)) void load_plan() {
     interpose::guard_scope guard;  // whatever is allocated meanwhile goes to glibc
     if (env_flag(contract::env_plan_stats) || env_flag(contract::env_stats))
         g_stats_fd = fcntl(2, F_DUPFD_CLOEXEC, 10);
-    static plan_text text;
-    const char* error = parse_plan_text(env, text, map_zeroed);
+    const char* error = parse_plan_text(env, g_text, map_zeroed);
     if (error != nullptr) return fail(error);
-    if (!build(text)) return fail("cannot map its tables or reserve its address range");
-    if (g_arena.size() == 0) return;  // no site resolved: nothing to route
-    pthread_atfork(lock_all, unlock_all, unlock_all);
-    caller_frames_init(g_stats_fd >= 0);
-    recognition_walk_init(g_stats_fd >= 0);
-    g_range_size.store(g_arena.size(), std::memory_order_relaxed);
-    g_range_base.store(g_arena.base(), std::memory_order_relaxed);
-    g_table.store(g_built, std::memory_order_release);
+    if (!build()) return fail("cannot map its tables");
+    // Nothing of the plan in this process yet (another program, a child that exec'd, or only
+    // modules it will dlopen): no range, no table; the summary still says so.
+    bool any = false;
+    for (std::uint32_t i = 0; i < g_site_count; ++i) any = any || g_info[i].resolved;
+    if (any && !activate()) {
+        g_missing.store(false, std::memory_order_relaxed);
+        return fail("cannot map its tables or reserve its address range");
+    }
 }
 
 }  // namespace
+
+bool modules_missing() noexcept {
+    return g_missing.load(std::memory_order_relaxed);
+}
+
+void resolve_new_modules() noexcept {
+    if (!modules_missing()) return;
+    interpose::guard_scope guard;
+    pthread_mutex_lock(&g_resolve_lock);
+    for (std::uint32_t i = 0; i < g_text.module_count; ++i)
+        g_match->was_missing[i] = g_match->quality[i] == 0;
+    g_match->only_missing = true;
+    match_modules();
+    bool added = false;
+    for (std::uint32_t i = 0; i < g_text.module_count; ++i)
+        added = added || (g_match->was_missing[i] != 0 && g_match->quality[i] != 0);
+    if (added) {
+        resolve_sites();
+        if (!activate()) {
+            g_missing.store(false, std::memory_order_relaxed);
+            fail("cannot map its tables or reserve its address range after a dlopen");
+        }
+    }
+    pthread_mutex_unlock(&g_resolve_lock);
+}
 
 }  // namespace rtmem::site_plan

@@ -94,6 +94,11 @@ std::uint32_t find_deep(const recognition_table* t, std::uint32_t root, const vo
            g_range_size.load(std::memory_order_relaxed);
 }
 
+/// Whether a module the plan names is not loaded (yet): a dlopen may bring it.
+bool modules_missing() noexcept;
+/// Resolves the plan's modules loaded since start-up and routes their sites (after a dlopen).
+void resolve_new_modules() noexcept;
+
 /// p: a planned block (owns(p): the table is published).
 inline void deallocate(void* p) noexcept {
     g_table.load(std::memory_order_relaxed)->sites[site_of(p)].deallocate(p);
