@@ -59,6 +59,25 @@ extern std::atomic<std::size_t> g_range_size;
     return static_cast<std::size_t>(((ra * 0x9e3779b97f4a7c15ull) >> 32) & mask);
 }
 
+/// Where the edge from `parent` to caller `ra` is looked for first (32-bit arithmetic: its
+/// constants fit in instructions, which leaves registers to the walk).
+[[gnu::always_inline]] inline std::size_t child_slot(std::uint32_t parent, std::uintptr_t ra,
+                                                     std::uint64_t mask) noexcept {
+    const std::uint32_t h = (static_cast<std::uint32_t>(ra) ^ (parent << 20)) * 0x9e3779b1u;
+    return static_cast<std::size_t>(h >> 8) & mask;
+}
+
+/// The trie edge from `parent` to the node of caller `ra` (0: none).
+[[gnu::always_inline]] inline std::uint32_t child_of(const recognition_table* t,
+                                                     std::uint32_t parent,
+                                                     std::uintptr_t ra) noexcept {
+    for (std::size_t j = child_slot(parent, ra, t->child_mask);; j = (j + 1) & t->child_mask) {
+        const recognition_child& c = t->children[j];
+        if (c.ra == ra && c.parent == parent) return c.node;
+        if (c.ra == 0) return 0;
+    }
+}
+
 /// The probe chain past the first slot. `cfa`: the entry point's canonical frame address (its
 /// return address, frame 0, is the word below).
 void* allocate_recognised(const recognition_table* t, std::size_t slot, std::uintptr_t ra,
@@ -66,6 +85,23 @@ void* allocate_recognised(const recognition_table* t, std::size_t slot, std::uin
 /// The site of a call at a frame 0 whose sites need more frames (`root`: its trie node), or
 /// no_site.
 std::uint32_t find_deep(const recognition_table* t, std::uint32_t root, const void* cfa) noexcept;
+
+/// The first frame of the walk inline (most sites behind a wrapper need one); the rest, and
+/// the first call through a node (its distance to learn), in find_deep.
+[[gnu::always_inline]] inline std::uint32_t walk_first(const recognition_table* t,
+                                                       std::uint32_t root,
+                                                       const void* cfa) noexcept {
+    const recognition_node& n = t->nodes[root];
+    const std::int32_t d = n.delta.load(std::memory_order_relaxed);
+    if (d <= 0) [[unlikely]]
+        return find_deep(t, root, cfa);
+    const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(cfa) - sizeof(std::uintptr_t) +
+                              static_cast<std::uintptr_t>(d);
+    const std::uint32_t c = child_of(t, root, *reinterpret_cast<const std::uintptr_t*>(at));
+    if (c == 0) return n.site;
+    if (!t->nodes[c].leaf) return find_deep(t, root, cfa);
+    return t->nodes[c].site;
+}
 
 /// A block from the site that called (ra: __builtin_return_address(0) of the entry point, cfa:
 /// its __builtin_dwarf_cfa()), or nullptr: not a planned site, or the site's strategy declined
@@ -81,7 +117,7 @@ std::uint32_t find_deep(const recognition_table* t, std::uint32_t root, const vo
     if (e.ra == key) {
         std::uint32_t site = e.site;
         if (e.node != 0) {
-            site = find_deep(t, e.node, cfa);
+            site = walk_first(t, e.node, cfa);
             if (site == no_site) return nullptr;
         }
         return t->sites[site].allocate(size, align);
