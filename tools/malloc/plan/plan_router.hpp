@@ -85,6 +85,9 @@ void* allocate_recognised(const recognition_table* t, std::size_t slot, std::uin
 /// The site of a call at a frame 0 whose sites need more frames (`root`: its trie node), or
 /// no_site.
 std::uint32_t find_deep(const recognition_table* t, std::uint32_t root, const void* cfa) noexcept;
+/// The walk on from `node` (not a leaf; its frame's return address at `at`).
+std::uint32_t find_deeper(const recognition_table* t, std::uint32_t root, std::uint32_t node,
+                          std::uintptr_t at, const void* cfa) noexcept;
 
 /// The first frame of the walk inline (most sites behind a wrapper need one); the rest, and
 /// the first call through a node (its distance to learn), in find_deep.
@@ -99,7 +102,7 @@ std::uint32_t find_deep(const recognition_table* t, std::uint32_t root, const vo
                               static_cast<std::uintptr_t>(d);
     const std::uint32_t c = child_of(t, root, *reinterpret_cast<const std::uintptr_t*>(at));
     if (c == 0) return n.site;
-    if (!t->nodes[c].leaf) return find_deep(t, root, cfa);
+    if (!t->nodes[c].leaf) return find_deeper(t, root, c, at, cfa);
     return t->nodes[c].site;
 }
 

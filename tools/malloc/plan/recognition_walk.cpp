@@ -100,10 +100,11 @@ std::uint32_t walk_unwound(const recognition_table* t, std::uint32_t root, std::
 
 // The walk by learned distances. Returns false when a node on the way has none yet (0) or an
 // unusable one.
+// From `node` (its frame's return address at `at`; `best`: the deepest site matched so far).
 [[gnu::always_inline]] inline bool walk_slots(const recognition_table* t, std::uint32_t node,
                                               std::uintptr_t at, std::uint32_t& best) noexcept {
     const recognition_node* n = &t->nodes[node];
-    best = n->site;
+    if (n->site != no_site) best = n->site;
     do {
         const std::int32_t d = n->delta.load(std::memory_order_relaxed);
         if (d <= 0) [[unlikely]]
@@ -133,8 +134,16 @@ std::uint32_t walk_unwound(const recognition_table* t, std::uint32_t root, std::
 
 }  // namespace
 
+std::uint32_t find_deeper(const recognition_table* t, std::uint32_t root, std::uint32_t node,
+                          std::uintptr_t at, const void* cfa) noexcept {
+    std::uint32_t site = t->nodes[root].site;
+    if (!walk_slots(t, node, at, site)) [[unlikely]]
+        return find_slow(t, root, reinterpret_cast<std::uintptr_t>(cfa) - sizeof(std::uintptr_t));
+    return site;
+}
+
 std::uint32_t find_deep(const recognition_table* t, std::uint32_t root, const void* cfa) noexcept {
-    std::uint32_t site;
+    std::uint32_t site = no_site;
     // Frame 0's return address lies just below the entry point's frame address.
     const std::uintptr_t slot = reinterpret_cast<std::uintptr_t>(cfa) - sizeof(std::uintptr_t);
     if (!walk_slots(t, root, slot, site)) [[unlikely]]
