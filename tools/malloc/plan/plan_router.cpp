@@ -330,7 +330,9 @@ bool modules_missing() noexcept {
 void resolve_new_modules() noexcept {
     if (!modules_missing()) return;
     interpose::guard_scope guard;
-    pthread_mutex_lock(&g_resolve_lock);
+    // Another thread resolving (or, in a child forked meanwhile, a lock never to be released):
+    // this dlopen's module waits for the next one.
+    if (pthread_mutex_trylock(&g_resolve_lock) != 0) return;
     for (std::uint32_t i = 0; i < g_text.module_count; ++i)
         g_match->was_missing[i] = g_match->quality[i] == 0;
     g_match->only_missing = true;
