@@ -268,7 +268,7 @@ rt_heap::thread_heap* rt_heap::bind() noexcept {
 rt_heap::thread_heap* rt_heap::construct_heap(unsigned i) noexcept {
     thread_heap* h = new (heap_at(i)) thread_heap;
     h->index = i;
-    h->tlsf.set_cache_depth(options_.cache_depth);
+    h->front.set_depth(options_.cache_depth, options_.cache_class_bytes);
     return h;
 }
 
@@ -283,14 +283,69 @@ void* rt_heap::allocate_unbound(std::size_t size, std::size_t align) noexcept {
     return allocate(size, align);
 }
 
+namespace {
+// A list pop for what the inline pop missed: requests of up to 8 bytes look in class 0, which
+// holds nothing (their block is class 1's), and a drain may just have filled the class.
+RTMEM_ALWAYS_INLINE void* pop_again(detail::rt_heap_front& front, std::size_t size,
+                                    std::size_t align) noexcept {
+    if (size > detail::rt_heap_front::max_request || align > tlsf_allocator::classes::user_align)
+        return nullptr;
+    return front.pop(size < 9 ? 9 : size);
+}
+}  // namespace
+
+void* rt_heap::allocate_miss(thread_heap& h, std::size_t size, std::size_t align) noexcept {
+    if (!h.remote.empty()) [[unlikely]]
+        return allocate_drained(h, size, align);
+    if (size < 9 && align <= front_align) {
+        if (void* p = h.front.pop_class(1)) return p;
+    }
+    if (void* p = h.tlsf.allocate(size, align)) [[likely]]
+        return p;
+    return allocate_slow(h, size, align);
+}
+
+void* rt_heap::allocate_drained(thread_heap& h, std::size_t size, std::size_t align) noexcept {
+    drain(h, drain_batch_);
+    if (void* p = pop_again(h.front, size, align)) return p;
+    if (void* p = h.tlsf.allocate(size, align)) [[likely]]
+        return p;
+    return allocate_slow(h, size, align);
+}
+
 void* rt_heap::allocate_slow(thread_heap& h, std::size_t size, std::size_t align) noexcept {
     if (size > tlsf_allocator::max_pool_bytes || !is_pow2(align)) return nullptr;  // reported
     if (!h.remote.empty()) {
         drain(h, static_cast<std::size_t>(-1));
+        if (void* p = pop_again(h.front, size, align)) return p;
+        if (void* p = h.tlsf.allocate(size, align)) return p;
+    }
+    if (h.front.blocks() != 0) {  // the lists hold what TLSF lacks: give it all back
+        flush_front(h);
         if (void* p = h.tlsf.allocate(size, align)) return p;
     }
     if (!grow(h, size, align)) return nullptr;
     return h.tlsf.allocate(size, align);
+}
+
+bool rt_heap::valid_own(thread_heap& h, void* p, std::size_t size) noexcept {
+    if (!h.tlsf.valid_live(p, size, "deallocate")) return false;  // reported
+    if (front_list::marked(p)) {
+        report_violation(violation_kind::double_free, name, p, size,
+                         "deallocate(%p): the block is already free (on its size-class list, "
+                         "or waiting for its owner thread)",
+                         p);
+        return false;
+    }
+    return true;
+}
+
+void rt_heap::free_to_tlsf(thread_heap& h, void* p, std::size_t size) noexcept {
+    h.tlsf.deallocate(p, size);
+}
+
+void rt_heap::flush_front(thread_heap& h) noexcept {
+    (void)h.front.flush([&h](void* p, std::size_t whole) { h.tlsf.deallocate(p, whole); });
 }
 
 bool rt_heap::grow(thread_heap& h, std::size_t size, std::size_t align) noexcept {
@@ -318,6 +373,7 @@ bool rt_heap::grow(thread_heap& h, std::size_t size, std::size_t align) noexcept
 }
 
 void rt_heap::free_remote(thread_heap* owner, void* p, std::size_t size) noexcept {
+    if (p == nullptr) return;  // kept off the owner's path: nullptr lies in no segment
     if (owner == nullptr || !is_aligned(p, tlsf_allocator::classes::user_align)) [[unlikely]] {
         report_violation(violation_kind::foreign_pointer, name, p, size,
                          "deallocate(%p): not a block of this heap", p);
@@ -340,7 +396,7 @@ void rt_heap::drain(thread_heap& h, std::size_t limit) noexcept {
         if (n == nullptr) return;
         const std::size_t size = n->size;
         n->mark = 0;  // a block handed out again must not look queued
-        h.tlsf.deallocate(n, size);
+        free_own(h, n, size);
     }
 }
 
@@ -395,12 +451,14 @@ rtmem::stats rt_heap::stats() const noexcept {
     for (unsigned i = 0; i < options_.max_threads; ++i) {
         const int state = states_[i].load(std::memory_order_acquire);
         if (state != slot_owned && state != slot_abandoned) continue;
-        const rtmem::stats t = heap_at(i)->tlsf.stats();
+        // TLSF counts the blocks on the size-class lists as live.
+        const thread_heap* h = heap_at(i);
+        const rtmem::stats t = h->tlsf.stats();
         s.capacity += t.capacity;
-        s.used += t.used;
+        s.used += t.used - h->front.bytes();
         s.peak += t.peak;
-        s.live_count += t.live_count;
-        s.total_count += t.total_count;
+        s.live_count += t.live_count - h->front.blocks();
+        s.total_count += t.total_count + h->front.pops();
     }
     return s;
 }
@@ -435,6 +493,13 @@ bool rt_heap::check() const noexcept {
         if (state == slot_busy) return fail("a thread heap is busy in a quiet check", h);
         if (h->index != i) return fail("a thread heap's index is wrong", h);
         if (!h->tlsf.check()) return false;  // reported by tlsf_allocator
+        const auto in_heap = [this, h](const void* p) {
+            const std::uintptr_t offset =
+                reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(base_);
+            return offset < reserved_ &&
+                   owners_[offset >> segment_shift_].load(std::memory_order_relaxed) == h;
+        };
+        if (!h->front.check(in_heap)) return fail("a size-class list is corrupted", h);
         std::size_t segments = 0;
         for (std::size_t s = 0; s < granted; ++s)
             segments += owners_[s].load(std::memory_order_relaxed) == h;
