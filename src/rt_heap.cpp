@@ -284,22 +284,18 @@ void* rt_heap::allocate_unbound(std::size_t size, std::size_t align) noexcept {
 }
 
 namespace {
-// A list pop for what the inline pop missed: requests of up to 8 bytes look in class 0, which
-// holds nothing (their block is class 1's), and a drain may just have filled the class.
+// A second look after a drain, which may just have put a block on the request's list.
 RTMEM_ALWAYS_INLINE void* pop_again(detail::rt_heap_front& front, std::size_t size,
                                     std::size_t align) noexcept {
     if (size > detail::rt_heap_front::max_request || align > tlsf_allocator::classes::user_align)
         return nullptr;
-    return front.pop(size < 9 ? 9 : size);
+    return front.pop(size);
 }
 }  // namespace
 
 void* rt_heap::allocate_miss(thread_heap& h, std::size_t size, std::size_t align) noexcept {
     if (!h.remote.empty()) [[unlikely]]
         return allocate_drained(h, size, align);
-    if (size < 9 && align <= front_align) {
-        if (void* p = h.front.pop_class(1)) return p;
-    }
     if (void* p = h.tlsf.allocate(size, align)) [[likely]]
         return p;
     return allocate_slow(h, size, align);
@@ -461,6 +457,15 @@ rtmem::stats rt_heap::stats() const noexcept {
         s.total_count += t.total_count + h->front.pops();
     }
     return s;
+}
+
+std::size_t rt_heap::cached_blocks() const noexcept {
+    std::size_t n = 0;
+    for (unsigned i = 0; base_ != nullptr && i < options_.max_threads; ++i) {
+        const int state = states_[i].load(std::memory_order_acquire);
+        if (state == slot_owned || state == slot_abandoned) n += heap_at(i)->front.blocks();
+    }
+    return n;
 }
 
 unsigned rt_heap::threads_attached() const noexcept {

@@ -177,6 +177,10 @@ class rt_heap {
     /// freed counts as live until its owner takes it back. Exact only while no other thread
     /// allocates or frees (read it from one thread at a quiet moment).
     [[nodiscard]] rtmem::stats stats() const noexcept;
+    /// Freed blocks waiting on the size-class lists of every thread heap (each list holds at
+    /// most min(cache_depth, cache_class_bytes / block size) of them). O(max_threads x 128);
+    /// exact only at a quiet moment, like stats().
+    [[nodiscard]] std::size_t cached_blocks() const noexcept;
     /// Thread heaps bound to running threads, and those left by exited threads.
     [[nodiscard]] unsigned threads_attached() const noexcept;
     [[nodiscard]] unsigned threads_abandoned() const noexcept;

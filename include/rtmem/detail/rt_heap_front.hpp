@@ -32,8 +32,8 @@ class rt_heap_front {
         const std::size_t n = by_bytes < depth ? by_bytes : depth;
         return static_cast<std::uint32_t>(n == 0 ? 1 : n);
     }
-    /// The block size of class c (class 0 holds none: requests of 1..8 bytes look there first,
-    /// find it empty, and the miss path takes class 1).
+    /// The block size of class c (class 0 holds none: TLSF's smallest block, 24 bytes, serves
+    /// requests of 0..24 bytes and is class 1).
     static constexpr std::size_t class_block(unsigned c) noexcept {
         return std::size_t{c} * 16 + tlsf_block::slot;
     }
@@ -50,7 +50,8 @@ class rt_heap_front {
 
     /// A block for a request of n <= max_request bytes, or nullptr when its list is empty.
     [[nodiscard]] RTMEM_ALWAYS_INLINE void* pop(std::size_t n) noexcept {
-        list& l = lists_[(n + 7) >> 4];  // == tlsf_classes::block_size_for(n) / 16 for n > 8
+        // == tlsf_classes::block_size_for(n) / 16; below 9 bytes that formula would give 0
+        list& l = lists_[((n < 9 ? 9 : n) + 7) >> 4];
         void* p = l.head;
         if (p == nullptr) [[unlikely]]
             return nullptr;
@@ -62,7 +63,6 @@ class rt_heap_front {
         return p;
     }
 
-    /// Pops from class c directly (the miss path's second look for tiny requests).
     [[nodiscard]] void* pop_class(unsigned c) noexcept { return pop(class_block(c) - 8); }
 
     /// Pushes the allocated block p of `whole` bytes (its TLSF size) when its list has room.
