@@ -272,6 +272,40 @@ rt_heap::thread_heap* rt_heap::construct_heap(unsigned i) noexcept {
     return h;
 }
 
+bool rt_heap::attach() noexcept {
+    if (local() != nullptr) return true;
+    thread_heap* h = bind();
+    if (h == nullptr) return false;
+    if (options_.real_time && h->segments == 0) (void)grow(*h, 1, default_alignment);
+    warm(*h);
+    // Walks the miss path once (its code, TLSF's top block's lines) for a block that waits on
+    // the smallest class's list: in a program's first thread that code never ran, and the first
+    // allocate that misses would fetch it from memory (~1 us). Not a caller's allocation:
+    // stats() leaves it out. Outside real-time mode a heap without memory skips it (no growth).
+    if (h->front.pushes_left(1) != 0 && h->segments != 0) {
+        if (void* p = allocate_miss(*h, 1, default_alignment)) {
+            if (h->front.push(p, usable_size(p)))
+                ++h->prepared;
+            else
+                h->tlsf.deallocate(p, 1);
+        }
+    }
+    return true;
+}
+
+void rt_heap::warm(const thread_heap& h) noexcept {
+    // The lists and TLSF's bookkeeping, a read per 64-byte line; the remote queue, which other
+    // threads write, only through its own (atomic) test.
+    const auto* line = reinterpret_cast<const volatile unsigned char*>(&h);
+    const std::size_t owner_only =
+        static_cast<std::size_t>(reinterpret_cast<const unsigned char*>(&h.remote) -
+                                 reinterpret_cast<const unsigned char*>(&h));
+    unsigned char sum = 0;
+    for (std::size_t at = 0; at < owner_only; at += 64) sum = static_cast<unsigned char>(sum + line[at]);
+    (void)sum;
+    (void)h.remote.empty();
+}
+
 void rt_heap::release(thread_heap* h) noexcept {
     drain(*h, static_cast<std::size_t>(-1));
     states_[h->index].store(slot_abandoned, std::memory_order_release);
@@ -454,7 +488,7 @@ rtmem::stats rt_heap::stats() const noexcept {
         s.used += t.used - h->front.bytes();
         s.peak += t.peak;
         s.live_count += t.live_count - h->front.blocks();
-        s.total_count += t.total_count + h->front.pops();
+        s.total_count += t.total_count + h->front.pops() - h->prepared;
     }
     return s;
 }

@@ -44,6 +44,8 @@ class rt_heap_front {
         for (unsigned c = 1; c < classes; ++c)
             lists_[c].room = capacity(class_block(c), depth, class_bytes);
     }
+    /// Blocks class c can still take.
+    [[nodiscard]] std::uint32_t pushes_left(unsigned c) const noexcept { return lists_[c].room; }
     [[nodiscard]] std::uint32_t capacity_of(unsigned c) const noexcept {
         return c == 0 ? 0 : capacity(class_block(c), depth_, class_bytes_);
     }
