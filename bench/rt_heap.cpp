@@ -108,8 +108,12 @@ template <class Heap>
 struct flat_state {
     static constexpr std::size_t ring = 1 << 16;
     explicit flat_state(std::size_t live)
-        : n(live), heap(std::max<std::size_t>(n * 1100, 8u << 20)), sizes(random_sizes(ring, 5)),
-          victims(ring), slots(n), slot_size(n) {
+        : n(live),
+          heap(std::max<std::size_t>(n * 1100, 8u << 20)),
+          sizes(random_sizes(ring, 5)),
+          victims(ring),
+          slots(n),
+          slot_size(n) {
         std::mt19937_64 rng(6);
         for (auto& v : victims) v = rng() % n;
         for (std::size_t i = 0; i < n; ++i) {

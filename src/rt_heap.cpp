@@ -301,7 +301,8 @@ void rt_heap::warm(const thread_heap& h) noexcept {
         static_cast<std::size_t>(reinterpret_cast<const unsigned char*>(&h.remote) -
                                  reinterpret_cast<const unsigned char*>(&h));
     unsigned char sum = 0;
-    for (std::size_t at = 0; at < owner_only; at += 64) sum = static_cast<unsigned char>(sum + line[at]);
+    for (std::size_t at = 0; at < owner_only; at += 64)
+        sum = static_cast<unsigned char>(sum + line[at]);
     (void)sum;
     (void)h.remote.empty();
 }
