@@ -438,6 +438,17 @@ void* rt_heap::reallocate(void* p, std::size_t old_size, std::size_t new_size,
         const std::uintptr_t offset =
             reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(base_);
         if (owners_[offset >> segment_shift_].load(std::memory_order_relaxed) == h) {
+            // TLSF sees a block on a list as live: its own checks would let a freed one through.
+            if constexpr (check_level >= 1) {
+                if (!h->tlsf.valid_live(p, old_size, "reallocate")) return nullptr;  // reported
+                if (front_list::marked(p)) {
+                    report_violation(violation_kind::double_free, name, p, old_size,
+                                     "reallocate(%p): the block was freed (it waits on its "
+                                     "size-class list or its owner's queue)",
+                                     p);
+                    return nullptr;
+                }
+            }
             if (void* q = h->tlsf.reallocate(p, old_size, new_size, align)) return q;
             if (new_size > tlsf_allocator::max_pool_bytes || !is_pow2(align)) return nullptr;
         }

@@ -241,13 +241,15 @@ TEST(RtHeap, SecondFreeOfABlockOnAListOrInTheQueueIsReported) {
     h.deallocate(p, 64);
     h.deallocate(p, 64);  // p waits on its size-class list
     EXPECT_EQ(rec.count(violation_kind::double_free), 1u);
+    EXPECT_EQ(h.reallocate(p, 64, 128), nullptr);  // resizing a freed block
+    EXPECT_EQ(rec.count(violation_kind::double_free), 2u);
     other.deallocate(other.allocate(16), 16);  // binds this thread to `other`
     h.deallocate(q, 64);  // not bound to h: the cross-thread path, into h's queue
     // Bound to h again by an allocate its list serves (a miss would take q back first).
     EXPECT_EQ(h.allocate(64), p);  // the list is intact
     h.deallocate(q, 64);           // the owner frees a queued block
-    EXPECT_EQ(rec.count(violation_kind::double_free), 2u);
-    EXPECT_EQ(rec.count(), 2u);
+    EXPECT_EQ(rec.count(violation_kind::double_free), 3u);
+    EXPECT_EQ(rec.count(), 3u);
     h.deallocate(p, 64);
     h.collect();
     EXPECT_EQ(h.stats().live_count, 0u);
