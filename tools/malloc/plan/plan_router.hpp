@@ -78,7 +78,9 @@ extern std::atomic<std::size_t> g_range_size;
     }
 }
 
-/// The probe chain past the first slot. `cfa`: the entry point's canonical frame address (its
+/// A caller whose probe met a used slot that is not a one-frame site: the probe chain from
+/// `slot`, then the site named by frame 0 alone, or the walk above it. Out of line: every
+/// entry point's fast path (an empty slot) keeps its few registers. `cfa`: the entry point's canonical frame address (its
 /// return address, frame 0, is the word below).
 void* allocate_recognised(const recognition_table* t, std::size_t slot, std::uintptr_t ra,
                           const void* cfa, std::size_t size, std::size_t align) noexcept;
@@ -117,14 +119,7 @@ std::uint32_t find_deeper(const recognition_table* t, std::uint32_t root, std::u
     const std::size_t i = slot_of(key, t->mask);
     const recognition_slot& e = t->slots[i];
     if (e.ra == 0) [[likely]] return nullptr;
-    if (e.ra == key) {
-        std::uint32_t site = e.site;
-        if (e.node != 0) {
-            site = walk_first(t, e.node, cfa);
-            if (site == no_site) return nullptr;
-        }
-        return t->sites[site].allocate(size, align);
-    }
+    if (e.ra == key && e.node == 0) return t->sites[e.site].allocate(size, align);
     return allocate_recognised(t, i, key, cfa, size, align);
 }
 

@@ -153,15 +153,18 @@ std::uint32_t find_deep(const recognition_table* t, std::uint32_t root, const vo
 
 void* allocate_recognised(const recognition_table* t, std::size_t slot, std::uintptr_t ra,
                           const void* cfa, std::size_t size, std::size_t align) noexcept {
-    for (;;) {
+    const recognition_slot* e = &t->slots[slot];
+    while (e->ra != ra) {
+        if (e->ra == 0) return nullptr;
         slot = (slot + 1) & t->mask;
-        const recognition_slot& e = t->slots[slot];
-        if (e.ra == 0) return nullptr;
-        if (e.ra != ra) continue;
-        std::uint32_t site = e.site;
-        if (e.node != 0) site = find_deep(t, e.node, cfa);
-        return site == no_site ? nullptr : t->sites[site].allocate(size, align);
+        e = &t->slots[slot];
     }
+    std::uint32_t site = e->site;
+    if (e->node != 0) {
+        site = walk_first(t, e->node, cfa);
+        if (site == no_site) return nullptr;
+    }
+    return t->sites[site].allocate(size, align);
 }
 
 recognition_walk_counts recognition_walk_stats() noexcept {
