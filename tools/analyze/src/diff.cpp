@@ -7,8 +7,10 @@
 #include <map>
 #include <memory>
 #include <ostream>
+#include <tuple>
 
 #include "rtmem/analyze/report_output.hpp"
+#include "rtmem/analyze/sample_weight.hpp"
 
 namespace rtmem::analyze {
 
@@ -34,9 +36,8 @@ std::string sampled_note(const trace_diff& d) {
         if (r.sample_interval == 0) return;
         out += std::string("note: ") + name + " is a sampled trace (1 per " +
                human_bytes(r.sample_interval) + " on average): its bytes, peaks and per-site " +
-               "figures are estimates (95% error of its bytes: " +
-               human_bytes(static_cast<std::uint64_t>(r.bytes_allocated_error)) +
-               "); its allocation total is " + (r.exact_calls ? "exact" : "an estimate") + "\n";
+               "figures are estimates (its bytes ~" + human_bytes(r.bytes_allocated) + ", 95%: " +
+               interval_text(r.bytes_allocated, r.bytes_allocated_variance, true) + "); its allocation total is " + (r.exact_calls ? "exact" : "an estimate") + "\n";
     };
     side("A", d.a);
     side("B", d.b);
@@ -50,8 +51,13 @@ nlohmann::json side_json(const report_data& r) {
                         {"sample_interval", r.sample_interval},
                         {"estimated", r.sample_interval != 0}};
     if (r.sample_interval != 0) {
-        j["bytes_allocated_error"] = r.bytes_allocated_error;
-        j["peak_live_error"] = r.peak_live_error;
+        for (auto [name, v, var] : {std::tuple{"bytes_allocated_interval", r.bytes_allocated,
+                                               r.bytes_allocated_variance},
+                                    std::tuple{"peak_live_interval", r.peak_live_bytes,
+                                               r.peak_live_variance}}) {
+            const interval95 ci = confidence95(static_cast<double>(v), var);
+            j[name] = nlohmann::json::array({ci.low, ci.high});
+        }
     }
     return j;
 }
