@@ -115,7 +115,11 @@ TEST_F(sampled_trace_test, diff_labels_the_sampled_side_as_estimates) {
     print_diff(text, d, 10);
     EXPECT_NE(text.str().find("A is a sampled trace"), std::string::npos) << text.str();
     EXPECT_EQ(text.str().find("B is a sampled trace"), std::string::npos) << text.str();
+    // The note says A's allocation total is exact: it is its counts chunk's, not the estimate.
+    EXPECT_NE(text.str().find("allocations 107 -> 1 "), std::string::npos) << text.str();
     const auto j = diff_json(d, 10);
+    EXPECT_EQ(j["a"]["allocations"].get<std::uint64_t>(), 107u);
+    EXPECT_NE(d.a.allocations, 107u) << "the estimate, to tell the two apart";
     EXPECT_TRUE(j["a"]["estimated"].get<bool>());
     EXPECT_EQ(j["a"]["sample_interval"].get<std::uint64_t>(), interval);
     const auto ci = j["a"]["bytes_allocated_interval"];
