@@ -161,9 +161,9 @@ inline temp_scope_link& temp_scopes() noexcept {
 ///         int* ids = static_cast<int*>(scope.allocate(64 * sizeof(int)));  // no virtual call
 ///     }
 ///
-/// The scope holds its thread's resource and arena: resource() costs no lookup; allocate() and
-/// allocator() (an rtmem::arena&, for std_allocator or any allocator-aware code) are the non-pmr
-/// path, an inlined bump with no virtual call.
+/// The scope holds its thread's resource and arena: allocate() and allocator() (an rtmem::arena&,
+/// for std_allocator or any allocator-aware code) are the non-pmr path, an inlined bump with no
+/// thread-local lookup and no virtual call.
 class temp_scope {
   public:
     static constexpr std::string_view name = "temp_scope";
@@ -190,7 +190,12 @@ class temp_scope {
     temp_scope& operator=(const temp_scope&) = delete;
 
     [[nodiscard]] arena& allocator() const noexcept { return resource_->allocator(); }
-    [[nodiscard]] std::pmr::memory_resource* resource() const noexcept { return resource_; }
+    /// The thread's resource, taken from its thread-local object rather than from this scope's
+    /// copy: a compiler that sees where the pointer comes from knows its dynamic type, so the
+    /// pmr calls of a container built on it in the same function can be devirtualized (GCC does).
+    [[nodiscard]] std::pmr::memory_resource* resource() const noexcept {
+        return &detail::temporary_state();
+    }
     /// Shortcut: size bytes from the thread's arena (nullptr when the upstream is exhausted).
     [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
         std::size_t size, std::size_t align = default_alignment) const noexcept {
