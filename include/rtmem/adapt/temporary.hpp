@@ -36,17 +36,24 @@ class temporary_resource final : public std::pmr::memory_resource {
 
     [[nodiscard]] arena& allocator() noexcept { return arena_; }
 
+    /// Whether bump_or bumps inline: checks off, on x86-64 (whose address range makes the one
+    /// size test enough). Elsewhere a caller that can inline arena::allocate should.
+#if defined(__x86_64__) || defined(_M_X64)
+    static constexpr bool inline_bump = check_level == 0;
+#else
+    static constexpr bool inline_bump = false;
+#endif
+
     /// The same-chunk bump with a runtime size and alignment, uncounted; slow(bytes, -align) for
     /// everything else. The slow path gets the alignment negated because the round-up needs
     /// -align: negating in place leaves it in the argument register for the tail call, with no
     /// copy. bytes as a signed number sends a zero size (which must still get a unique block) and
     /// sizes of 2^63 or more out of line in one test; below 2^63 start + bytes cannot wrap (a
-    /// user-space address on x86-64 is below 2^57, start at most 2^63). Checks off only: with
+    /// user-space address on x86-64 is below 2^57, start at most 2^63). inline_bump only: with
     /// checks on every call goes through arena::allocate, which validates the alignment.
     template <class Slow>
     RTMEM_ALWAYS_INLINE void* bump_or(std::size_t bytes, std::size_t align, Slow slow) {
-#if defined(__x86_64__) || defined(_M_X64)
-        if constexpr (check_level == 0) {
+        if constexpr (inline_bump) {
             const auto t = reinterpret_cast<std::uintptr_t>(arena_.top_);
             std::uintptr_t up = t + align - 1;
 #ifdef __GNUC__
@@ -65,9 +72,9 @@ class temporary_resource final : public std::pmr::memory_resource {
                 return p;
             }
             return slow(bytes, negated);
+        } else {
+            return slow(bytes, 0 - std::uintptr_t{align});
         }
-#endif
-        return slow(bytes, 0 - std::uintptr_t{align});
     }
 
     /// arena::allocate (chunk changes, dedicated chunks, validation with checks on): nullptr
@@ -200,9 +207,13 @@ class temp_scope {
     [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
         std::size_t size, std::size_t align = default_alignment) const noexcept {
         detail::temporary_resource* r = resource_;
-        return r->bump_or(size, align, [r](std::size_t n, std::uintptr_t negated) noexcept {
-            return r->allocate_slow_nothrow(n, negated);
-        });
+        if constexpr (detail::temporary_resource::inline_bump) {
+            return r->bump_or(size, align, [r](std::size_t n, std::uintptr_t negated) noexcept {
+                return r->allocate_slow_nothrow(n, negated);
+            });
+        } else {
+            return r->allocator().allocate(size, align);  // inline too, and validated with checks
+        }
     }
 
   private:
