@@ -24,22 +24,24 @@ struct owned_count {
     [[nodiscard]] std::uint64_t get() const noexcept { return value.load(std::memory_order_relaxed); }
 };
 
-/// One thread's cache of one site. Only its thread touches it (a dead thread's: its exit
-/// handler, or a forked child's single thread).
-struct thread_site {
-    void* free = nullptr;        ///< pool: cached blocks, linked through their first word
-    std::uint32_t count = 0;     ///< pool: blocks in `free`
-    std::uint32_t unused = 0;
+/// One thread's cache of one site, one cache line. Only its thread touches it (a dead thread's:
+/// its exit handler, or a forked child's single thread).
+struct alignas(64) thread_site {
+    void* free = nullptr;          ///< pool: cached blocks, linked through their first word
+    std::uint32_t count = 0;       ///< pool: blocks in `free`
+    /// Region: blocks of `chunk` allocated minus freed here (a chunk holds at most 16 K blocks).
+    /// 0 means the chunk is empty: other threads' frees only count once it is retired.
+    std::int32_t live = 0;
     span_header* chunk = nullptr;  ///< region: the span this thread bumps
     char* bump = nullptr;
     char* end = nullptr;
-    std::int64_t live = 0;       ///< region: blocks of `chunk` allocated minus freed here
     owned_count served, declined, freed;
 };
+static_assert(sizeof(thread_site) == 64);
 
 class site_group;
 
-struct thread_cache {
+struct alignas(64) thread_cache {
     site_group* group;
     thread_cache* next;       ///< in the group's list (never removed: reused after a thread exits)
     pthread_t owner;

@@ -84,10 +84,10 @@ void planned_site::deallocate(void* p) noexcept {
     span_header* s = span_arena::span_of(p);
     if (s != t.chunk) [[unlikely]]
         return region_remote_free(s);
-    // The chunk this thread bumps: empty again (no block left here or elsewhere), bump
-    // from its start. The acquire pairs with other threads' frees of its blocks.
-    if (--t.live + s->remote.load(std::memory_order_acquire) == 0)
-        t.bump = reinterpret_cast<char*>(s) + span_header_bytes;
+    // The chunk this thread bumps. Its blocks still live are t.live + s->remote, and other
+    // threads' frees only lower s->remote (from 0): at t.live == 0 none is left anywhere, so
+    // the chunk is bumped from its start again (without reading its header).
+    if (--t.live == 0) t.bump = reinterpret_cast<char*>(s) + span_header_bytes;
 }
 
 site_counters planned_site::counters() noexcept {
@@ -180,7 +180,11 @@ void planned_site::pool_flush(thread_site& t, std::uint32_t keep) noexcept {
 // by other threads), else retire it and bump a new span.
 void* planned_site::region_refill(thread_site& t, std::size_t size) noexcept {
     span_header* s = t.chunk;
+    // Empty through other threads' frees (the acquire pairs with theirs): no block of it is
+    // left, so no free can race with resetting its count.
     if (s != nullptr && t.live + s->remote.load(std::memory_order_acquire) == 0) {
+        s->remote.store(0, std::memory_order_relaxed);
+        t.live = 0;
         t.bump = first_block(s);
     } else {
         if (s != nullptr) region_retire(t);
@@ -202,7 +206,7 @@ void* planned_site::region_refill(thread_site& t, std::size_t size) noexcept {
 // span is given back by whoever frees its last block (here, if that already happened).
 void planned_site::region_retire(thread_site& t) noexcept {
     span_header* s = t.chunk;
-    const std::int64_t live = t.live;
+    const std::int64_t live = t.live;  // blocks not freed here; other threads' frees are in remote
     t.chunk = nullptr;
     t.bump = t.end = nullptr;
     t.live = 0;
