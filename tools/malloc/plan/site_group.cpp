@@ -87,15 +87,15 @@ thread_cache* site_group::attach() noexcept {
     return found;
 }
 
-void site_group::flush(thread_cache* c) noexcept {
-    for (std::uint32_t i = 0; i < count_; ++i) sites_[i].flush(c->sites[i]);
+void site_group::flush(thread_cache* c, bool walk) noexcept {
+    for (std::uint32_t i = 0; i < count_; ++i) sites_[i].flush(c->sites[i], walk);
 }
 
 void site_group::detach_this_thread() noexcept {
     if (tl_slot.group != id_) return;
     thread_cache* c = tl_slot.cache;
     tl_slot = {0, nullptr, nullptr};
-    flush(c);
+    flush(c, false);
     if (has_key_) pthread_setspecific(key_, nullptr);
     caches_lock_.lock();
     c->in_use = false;
@@ -143,7 +143,7 @@ void site_group::unlock_after_fork_in_child() noexcept {
     const pthread_t me = pthread_self();
     for (thread_cache* c = caches_; c != nullptr; c = c->next) {
         if (!c->in_use || pthread_equal(c->owner, me)) continue;
-        flush(c);
+        flush(c, true);  // its thread may have stopped between two of its stores
         c->in_use = false;
     }
 }

@@ -34,7 +34,10 @@ struct alignas(64) thread_site {
     std::int32_t live = 0;
     span_header* chunk = nullptr;  ///< region: the span this thread bumps
     char* bump = nullptr;
-    char* end = nullptr;
+    union {
+        char* end = nullptr;  ///< region: the end of `chunk`'s bytes
+        void* tail;           ///< pool: the last block of `free` (a flush splices it whole)
+    };
     owned_count served, declined, freed;
 };
 static_assert(sizeof(thread_site) == 64);
@@ -92,7 +95,7 @@ class site_group {
 
   private:
     thread_cache* attach() noexcept;
-    void flush(thread_cache* c) noexcept;
+    void flush(thread_cache* c, bool walk) noexcept;
     static void on_thread_exit(void* cache) noexcept;
 
     std::uint64_t id_ = 0;

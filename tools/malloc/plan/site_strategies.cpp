@@ -75,7 +75,8 @@ void planned_site::deallocate(void* p) noexcept {
     t.freed.add();
     if (kind_ == strategy::pool) {
         if (t.count >= cache_limit_) [[unlikely]]
-            pool_flush(t, cache_limit_ / 2);
+            pool_flush(t, false);
+        if (t.free == nullptr) t.tail = p;
         std::memcpy(p, &t.free, sizeof(void*));
         t.free = p;
         ++t.count;
@@ -101,6 +102,7 @@ site_counters planned_site::counters() noexcept {
 // The thread's cache is empty: up to a batch from the site's list, else carved from its span.
 void* planned_site::pool_refill(thread_site& t) noexcept {
     void* got = nullptr;
+    void* tail = nullptr;  // the first block pushed onto `got`
     std::uint32_t n = 0;
     char* carved = nullptr;
     std::size_t carved_n = 0;
@@ -109,6 +111,7 @@ void* planned_site::pool_refill(thread_site& t) noexcept {
         void* p = free_list_;
         std::memcpy(&free_list_, p, sizeof(void*));
         std::memcpy(p, &got, sizeof(void*));
+        if (got == nullptr) tail = p;
         got = p;
         ++n;
     }
@@ -126,6 +129,7 @@ void* planned_site::pool_refill(thread_site& t) noexcept {
     }
     lock_.unlock();
     // Carved blocks are linked outside the lock (no other thread sees them yet).
+    if (carved_n != 0) tail = carved + (carved_n - 1) * block_;
     for (std::size_t k = carved_n; k-- > 0;) {
         void* p = carved + k * block_;
         std::memcpy(p, &got, sizeof(void*));
@@ -137,37 +141,27 @@ void* planned_site::pool_refill(thread_site& t) noexcept {
         return nullptr;
     }
     std::memcpy(&t.free, got, sizeof(void*));
+    t.tail = tail;
     t.count = n - 1;
     t.served.add();
     return got;
 }
 
-// The thread's cache is full (or the thread leaves): all but `keep` blocks go to the site.
-void planned_site::pool_flush(thread_site& t, std::uint32_t keep) noexcept {
-    if (t.free == nullptr) return;
-    void* last = t.free;  // the last block kept (or, keeping none, the list's head)
-    void* head = nullptr;
-    if (keep == 0) {
-        head = t.free;
-        t.free = nullptr;
-    } else {
-        for (std::uint32_t k = 1; k < keep; ++k) {
-            void* next = nullptr;
-            std::memcpy(&next, last, sizeof(void*));
-            if (next == nullptr) return;  // fewer than `keep`: nothing to flush
-            last = next;
-        }
-        std::memcpy(&head, last, sizeof(void*));
-        void* none = nullptr;
-        std::memcpy(last, &none, sizeof(void*));
-    }
+// The thread's cache is full (or the thread leaves): all its blocks go to the site's list in
+// one splice (the recorded tail: no block is read).
+void planned_site::pool_flush(thread_site& t, bool walk) noexcept {
+    void* head = t.free;
     if (head == nullptr) return;
-    void* tail = head;  // the flushed chain's end (walked outside the lock)
-    for (void* next = nullptr;; tail = next) {
-        std::memcpy(&next, tail, sizeof(void*));
-        if (next == nullptr) break;
+    void* tail = t.tail;
+    if (walk) {
+        tail = head;
+        for (void* next = nullptr;; tail = next) {
+            std::memcpy(&next, tail, sizeof(void*));
+            if (next == nullptr) break;
+        }
     }
-    t.count = keep;
+    t.free = nullptr;
+    t.count = 0;
     lock_.lock();
     std::memcpy(tail, &free_list_, sizeof(void*));
     free_list_ = head;
@@ -220,10 +214,9 @@ void planned_site::region_remote_free(span_header* s) noexcept {
     if (s->remote.fetch_sub(1, std::memory_order_acq_rel) == 1) group_->arena().give_back(s);
 }
 
-void planned_site::flush(thread_site& t) noexcept {
+void planned_site::flush(thread_site& t, bool walk) noexcept {
     if (kind_ == strategy::pool) {
-        pool_flush(t, 0);
-        t.count = 0;
+        pool_flush(t, walk);
     } else if (t.chunk != nullptr) {
         region_retire(t);
     }

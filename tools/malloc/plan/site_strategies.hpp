@@ -56,8 +56,9 @@ class planned_site {
     void lock_for_fork() noexcept { lock_.lock(); }
     void unlock_after_fork() noexcept { lock_.unlock(); }
 
-    /// A thread's cache of this site goes back to it (the thread exits, or is gone after fork).
-    void flush(thread_site& t) noexcept;
+    /// A thread's cache of this site goes back to it (the thread exits, or is gone after fork:
+    /// `walk`, its list is followed to its end rather than trusting its recorded tail).
+    void flush(thread_site& t, bool walk) noexcept;
 
   private:
     /// A region block's bytes: its size prefix and the request rounded up (at least 16).
@@ -65,7 +66,7 @@ class planned_site {
         return region_prefix + (((size == 0 ? 1 : size) + block_align - 1) & ~(block_align - 1));
     }
     void* pool_refill(thread_site& t) noexcept;
-    void pool_flush(thread_site& t, std::uint32_t keep) noexcept;
+    void pool_flush(thread_site& t, bool walk) noexcept;
     void* region_refill(thread_site& t, std::size_t size) noexcept;
     void region_retire(thread_site& t) noexcept;
     void region_remote_free(span_header* s) noexcept;
