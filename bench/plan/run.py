@@ -432,12 +432,17 @@ def bench_demo(args, rtmem, build, out):
     env.pop("LD_PRELOAD", None)
     common = ["--frames", str(args.frames), "--entities", str(args.entities), "--no-progress"]
     print("== demo: recording the baseline, planning", file=sys.stderr)
-    plan, plan_line = None, ""
+    # --profile times every heap call through another operator new, so its allocations come
+    # from other return addresses: the profiled runs get a plan from a profiled trace (the
+    # same frames, entities and seed), or the plan would match nothing there.
+    plan, plan_line, profile_plan = None, "", None
+    trace_cmd = [demo, "--variant", "baseline", "--frames", str(args.trace_frames),
+                 "--entities", str(args.entities), "--no-progress"]
     try:
-        plan, plan_line = make_plan(rtmem, [demo, "--variant", "baseline", "--frames",
-                                            str(args.trace_frames), "--entities",
-                                            str(args.entities), "--no-progress"],
-                                    env, work, "demo", 0, extra=["--plan-unwind-ns", "0"])
+        plan, plan_line = make_plan(rtmem, trace_cmd, env, work, "demo", 0,
+                                    extra=["--plan-unwind-ns", "0"])
+        profile_plan, _ = make_plan(rtmem, trace_cmd + ["--profile"], env, work, "demo-profile",
+                                    0, extra=["--plan-unwind-ns", "0"])
     except subprocess.CalledProcessError as e:
         print(f"   record/advise failed: {e}", file=sys.stderr)
     variants = [("baseline, glibc", [], "baseline"),
@@ -453,7 +458,10 @@ def bench_demo(args, rtmem, build, out):
             print(f"   demo {label}: run {k + 1}/{args.demo_runs}", file=sys.stderr)
             for profile, sink in ((False, timed[label]), (True, profiled[label])):
                 j = os.path.join(work, f"run.{'p' if profile else 't'}.json")
-                cmd = prefix + [demo, "--variant", variant, "--json", j] + common
+                pre = prefix
+                if profile and plan in prefix:
+                    pre = [profile_plan if x == plan else x for x in prefix]
+                cmd = pre + [demo, "--variant", variant, "--json", j] + common
                 if profile:
                     cmd.append("--profile")
                 subprocess.run(cmd, env=env, cwd=work, stdout=subprocess.DEVNULL, check=True)
@@ -473,15 +481,18 @@ def bench_demo(args, rtmem, build, out):
         }
     recovered = recovered_by_round(variants, timed, profiled)
     matched = ""
-    if plan and has_plan_run(rtmem):  # the exit summary of one run: how many sites matched
-        r = subprocess.run([rtmem, "run", "--stats", "--plan", plan, "--", demo, "--variant",
-                            "baseline"] + common, env=env, cwd=work,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        lines = [l for l in r.stderr.splitlines() if "sites matched" in l]
-        matched = re.sub(r"^rtmem run: pid \d+: ", "", lines[0]) if lines else ""
+    if plan and has_plan_run(rtmem):  # the exit summaries: how many sites matched, each mode
+        for p, extra in ((plan, []), (profile_plan, ["--profile"])):
+            r = subprocess.run([rtmem, "run", "--stats", "--plan", p, "--", demo, "--variant",
+                                "baseline"] + common + extra, env=env, cwd=work,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            lines = [l for l in r.stderr.splitlines() if "sites matched" in l]
+            matched += (("; with --profile: " if extra else "") +
+                        (re.sub(r"^rtmem run: pid \d+: ", "", lines[0]) if lines else ""))
     replay = None
     if plan and has_plan_run(rtmem):  # the plan's trace replayed: allocator time per frame
-        replay = replay_plan(rtmem, plan, os.path.join(work, "demo.rtt"), args.demo_runs)
+        replay = replay_plan(rtmem, profile_plan, os.path.join(work, "demo-profile.rtt"),
+                             args.demo_runs)
         per_frame = lambda ns: ns / 1e3 / args.trace_frames
         real = {k: rows[label]["alloc_us_per_frame"]["median"] for k, label in
                 (("rt_heap", "baseline, rtmem run (rt_heap)"), ("plan", "baseline, rtmem run --plan"))}
