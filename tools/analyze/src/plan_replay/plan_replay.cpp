@@ -30,7 +30,7 @@ class plan_backend final : public replay_backend {
   public:
     plan_backend(const plan& p, const plan_routing& routing,
                  std::unique_ptr<replay_backend> general, plan_counts* counts)
-        : routing_(routing), general_(std::move(general)), counts_(counts),
+        : general_(std::move(general)), counts_(counts),
           sites_(p.sites.size()) {
         group_.init(sites_.data(), static_cast<std::uint32_t>(sites_.size()));
         if (!group_.reserve(arena_bytes)) {
@@ -45,8 +45,15 @@ class plan_backend final : public replay_backend {
                                 s.max_request);
             planned_.push_back(i);
         }
-        planned_mask_.assign(p.sites.size(), false);
-        for (std::size_t i : planned_) planned_mask_[i] = true;
+        // One lookup per call: the planned site of each replayed site, or null.
+        std::vector<bool> planned(p.sites.size(), false);
+        for (std::size_t i : planned_) planned[i] = true;
+        site_of_.assign(routing.plan_site_of.size(), nullptr);
+        for (std::size_t s = 0; s < site_of_.size(); ++s) {
+            const int ps = routing.plan_site_of[s];
+            if (ps >= 0 && planned[static_cast<std::size_t>(ps)])
+                site_of_[s] = &sites_[static_cast<std::size_t>(ps)];
+        }
     }
     ~plan_backend() override {
         if (counts_ != nullptr) {
@@ -64,9 +71,8 @@ class plan_backend final : public replay_backend {
 
     void* allocate(replay_call c, std::size_t size, std::size_t align,
                    std::uint32_t& tag) noexcept override {
-        const int ps = c.site < routing_.plan_site_of.size() ? routing_.plan_site_of[c.site] : -1;
-        if (ps >= 0 && planned_mask_[static_cast<std::size_t>(ps)]) {
-            if (void* p = sites_[static_cast<std::size_t>(ps)].allocate(size, align)) {
+        if (sp::planned_site* site = c.site < site_of_.size() ? site_of_[c.site] : nullptr) {
+            if (void* p = site->allocate(size, align)) {
                 tag = 0;
                 return p;
             }
@@ -96,13 +102,12 @@ class plan_backend final : public replay_backend {
     std::size_t footprint_base() noexcept override { return general_->footprint_base(); }
 
   private:
-    const plan_routing& routing_;
     std::unique_ptr<replay_backend> general_;
     plan_counts* counts_;
     sp::site_group group_;
     std::vector<sp::planned_site> sites_;
     std::vector<std::size_t> planned_;
-    std::vector<bool> planned_mask_;
+    std::vector<sp::planned_site*> site_of_;
 };
 
 const module* module_named(const std::vector<module>& modules, const std::string& path) {
