@@ -157,6 +157,61 @@ def replay_plan(rtmem, plan, trace, repetitions):
     return out
 
 
+EMPTY_PLAN = {"format": "rtmem-plan", "version": 1, "program": "", "trace": "",
+              "frame_markers": False, "depth": 0, "sites": []}
+
+
+def callgrind_total(out_glob_dir, prefix):
+    """Instructions in every callgrind output file DIR/PREFIX.* (all processes of one run)."""
+    total = 0
+    for name in os.listdir(out_glob_dir):
+        if not name.startswith(prefix + "."):
+            continue
+        with open(os.path.join(out_glob_dir, name), errors="replace") as f:
+            for line in f:
+                if line.startswith("summary:") or line.startswith("totals:"):
+                    total += int(line.split()[1])
+                    break
+    return total
+
+
+def callgrind_savings(rtmem, plan, cmd, env, cwd, trace, stdin_path=None, passes=3):
+    """Load-free: the instructions the plan saves in the real run (the whole process under
+    `rtmem run --plan` against `rtmem run`) and in the replay of `trace` (the plan's backend
+    against the same backend with an empty plan, so both carry the replay's own routing; with
+    -r 1 a replay makes a footprint, an untimed and a timed pass: per pass)."""
+    d = tempfile.mkdtemp(prefix="cg-", dir=cwd)
+    vg = ["valgrind", "--tool=callgrind", "--trace-children=yes"]
+    real = {}
+    for col, prefix in (("rt_heap", [rtmem, "run", "--"]),
+                        ("plan", [rtmem, "run", "--plan", plan, "--"])):
+        stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+        subprocess.run(vg + [f"--callgrind-out-file={d}/real.{col}.%p"] + prefix + cmd, env=env,
+                       cwd=cwd, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=True)
+        if stdin_path:
+            stdin.close()
+        real[col] = callgrind_total(d, f"real.{col}")
+    empty = os.path.join(d, "empty.plan.json")
+    with open(empty, "w") as f:
+        json.dump(EMPTY_PLAN, f)
+    # The replay re-executes itself once for jemalloc's static TLS unless this is set.
+    e = dict(env, GLIBC_TUNABLES="glibc.rtld.optional_static_tls=65536")
+    replayed = {}
+    for col, p in (("rt_heap", empty), ("plan", plan)):
+        subprocess.run(["valgrind", "--tool=callgrind", "--toggle-collect=*plan_backend::*",
+                        f"--callgrind-out-file={d}/replay.{col}.out", rtmem, "replay", "-r", "1",
+                        "--plan", p, trace], env=e, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=True)
+        replayed[col] = callgrind_total(d, f"replay.{col}") / passes
+    shutil.rmtree(d, ignore_errors=True)
+    out = {"real_instructions": real, "replayed_instructions": replayed,
+           "real_saving": real["rt_heap"] - real["plan"],
+           "replayed_saving": replayed["rt_heap"] - replayed["plan"]}
+    out["factor"] = saving_factor(out["real_saving"], out["replayed_saving"])
+    return out
+
+
 def saving_factor(real, replayed):
     """The real saving over the replayed one (None when the replay saw none)."""
     return real / replayed if replayed else None
@@ -359,6 +414,11 @@ def bench_programs(args, rtmem, mimalloc, out):
         if plan and "plan" in row["columns"]:
             row["replay"] = replay_beside_real(rtmem, plan, p["cmd"]("B"), env, work, name,
                                                stdin("B"), row["columns"], args.runs)
+            if args.callgrind:
+                print(f"   {name}: callgrind, real and replayed", file=sys.stderr)
+                row["replay"]["callgrind"] = callgrind_savings(
+                    rtmem, plan, p["cmd"]("B"), env, work, os.path.join(work, name + ".B.rtt"),
+                    stdin("B"))
         results[name] = row
     return results
 
@@ -387,7 +447,8 @@ def replay_beside_real(rtmem, plan, cmd, env, work, name, stdin_path, cols, runs
 
 def replay_table(results):
     lines = ["| program | replay: allocator time, rt_heap → plan | replayed saving | real: CPU, "
-             "rt_heap → plan | real saving | real / replayed saving (medians; minima) |",
+             "rt_heap → plan | real saving | real / replayed saving (medians; minima; "
+             "--callgrind: instructions saved, replay per pass, real whole process) |",
              "|---|---|---|---|---|---|"]
     for name, row in results.items():
         r = row.get("replay")
@@ -396,6 +457,11 @@ def replay_table(results):
         c = row["columns"]
         factor = "; ".join(f"{r[k]:.2f}" if r.get(k) is not None else "-"
                            for k in ("factor", "factor_min"))
+        cg = r.get("callgrind")
+        if cg:
+            factor += (f"; instructions: replayed {cg['replayed_saving'] / 1e6:+.1f} M, real "
+                       f"{cg['real_saving'] / 1e6:+.1f} M"
+                       + (f" ({cg['factor']:.2f})" if cg["factor"] is not None else ""))
         lines.append(
             f"| {name} | {r['rt_heap']['median'] / 1e6:.1f} → {r['plan']['median'] / 1e6:.1f} ms "
             f"({r['replayed_ratio']:.2f}x) | {r['replayed_saving_ms']:+.1f} ms | "
@@ -504,6 +570,16 @@ def bench_demo(args, rtmem, build, out):
                                         replay["replayed_us_per_frame"]["plan"])
         replay["real_saving_us"] = real["rt_heap"] - real["plan"]
         replay["factor"] = saving_factor(replay["real_saving_us"], replay["replayed_saving_us"])
+        if args.callgrind:  # load-free: instructions saved per frame, real and replayed
+            print("   demo: callgrind, real and replayed", file=sys.stderr)
+            cmd = [demo, "--variant", "baseline", "--frames", str(args.callgrind_frames),
+                   "--entities", str(args.entities), "--no-progress"]
+            cg = callgrind_savings(rtmem, plan, cmd, env, work, os.path.join(work, "demo.rtt"))
+            cg["real_saving_per_frame"] = cg["real_saving"] / args.callgrind_frames
+            cg["replayed_saving_per_frame"] = cg["replayed_saving"] / args.trace_frames
+            cg["factor"] = saving_factor(cg["real_saving_per_frame"],
+                                         cg["replayed_saving_per_frame"])
+            replay["callgrind"] = cg
     return {"plan": plan_line, "rows": rows, "plan_summary": matched, "recovered": recovered,
             "replay": replay}
 
@@ -557,6 +633,13 @@ def demo_table(d):
             f"{r['replayed_saving_us']:+.0f} us); real {r['real_us_per_frame']['rt_heap']:.0f} → "
             f"{r['real_us_per_frame']['plan']:.0f} us ({r['real_ratio']:.2f}x, saving "
             f"{r['real_saving_us']:+.0f} us); real / replayed saving {factor}")
+        cg = r.get("callgrind")
+        if cg:
+            lines.append(
+                f"\nInstructions saved per frame (callgrind, load-free), rt_heap alone → plan: "
+                f"replayed {cg['replayed_saving_per_frame'] / 1e6:+.2f} M, real (whole process) "
+                f"{cg['real_saving_per_frame'] / 1e6:+.2f} M; real / replayed "
+                + (f"{cg['factor']:.2f}" if cg["factor"] is not None else "-"))
     return "\n".join(lines)
 
 
@@ -571,6 +654,11 @@ def main():
                     help="advise --site-depth for programs (1: every site told apart by its "
                          "first frame, so run --plan never unwinds)")
     ap.add_argument("--demo-runs", type=int, default=5)
+    ap.add_argument("--callgrind", action="store_true",
+                    help="also count, with callgrind, the instructions the plan saves in the real "
+                         "run and in the replay (load-free; minutes per program)")
+    ap.add_argument("--callgrind-frames", type=int, default=60,
+                    help="demo frames of the --callgrind runs")
     ap.add_argument("--frames", type=int, default=900)
     ap.add_argument("--trace-frames", type=int, default=300)
     ap.add_argument("--entities", type=int, default=2000)
