@@ -47,7 +47,7 @@ struct site_info {
     bool resolved;           // every frame's module is loaded
 };
 
-span_arena g_arena;
+site_group g_group;
 planned_site* g_sites = nullptr;
 site_info* g_info = nullptr;
 std::uint32_t g_site_count = 0;
@@ -102,14 +102,9 @@ int on_module(dl_phdr_info* info, std::size_t, void* data) {
 
 // ---- fork: no site lock may be inherited held -------------------------------------------------
 
-void lock_all() noexcept {
-    for (std::uint32_t i = 0; i < g_site_count; ++i) g_sites[i].lock_for_fork();
-    g_arena.lock_for_fork();
-}
-void unlock_all() noexcept {
-    g_arena.unlock_after_fork();
-    for (std::uint32_t i = 0; i < g_site_count; ++i) g_sites[i].unlock_after_fork();
-}
+void lock_all() noexcept { g_group.lock_for_fork(); }
+void unlock_in_parent() noexcept { g_group.unlock_after_fork_in_parent(); }
+void unlock_in_child() noexcept { g_group.unlock_after_fork_in_child(); }
 
 // ---- the summary -----------------------------------------------------------------------------
 
@@ -178,7 +173,7 @@ __attribute__((destructor)) void print_summary() {
                   static_cast<unsigned long long>(served[1]),
                   static_cast<unsigned long long>(served[2]),
                   static_cast<unsigned long long>(declined), static_cast<unsigned long long>(freed),
-                  g_arena.spans_used(), span_bytes >> 10,
+                  g_group.arena().spans_used(), span_bytes >> 10,
                   static_cast<unsigned long long>(recognition_walk_stats().learned),
                   static_cast<unsigned long long>(recognition_walk_stats().fallback),
                   static_cast<unsigned long long>(caller_frame_stats().cached),
@@ -274,12 +269,13 @@ bool build() noexcept {
     g_frames = static_cast<std::uintptr_t*>(map_zeroed(8 * (text.frame_count + 1)));
     if (g_sites == nullptr || g_info == nullptr || g_frames == nullptr) return false;
     std::uint32_t used_frames = 0;
+    for (std::uint32_t i = 0; i < g_site_count; ++i) new (&g_sites[i]) planned_site();
+    g_group.init(g_sites, g_site_count);
     for (std::uint32_t i = 0; i < g_site_count; ++i) {
         const plan_text_site& s = text.sites[i];
-        new (&g_sites[i]) planned_site();
         g_info[i] = {s.id, s.kind, s.frame_count, g_frames + used_frames, false};
         used_frames += s.frame_count;
-        g_sites[i].configure(&g_arena, i, s.kind == 'p' ? strategy::pool : strategy::region,
+        g_sites[i].configure(&g_group, i, s.kind == 'p' ? strategy::pool : strategy::region,
                              s.block, s.max_request);
     }
     resolve_sites();
@@ -289,13 +285,13 @@ bool build() noexcept {
 // Routes the resolved sites: the range reserved the first time, the table built and published
 // (again after a dlopen; a table once published is never freed, a reader may still hold it).
 bool activate() noexcept {
-    if (g_arena.size() == 0) {
-        if (!g_arena.reserve(range_bytes)) return false;
-        pthread_atfork(lock_all, unlock_all, unlock_all);
+    if (g_group.arena().size() == 0) {
+        if (!g_group.reserve(range_bytes)) return false;
+        pthread_atfork(lock_all, unlock_in_parent, unlock_in_child);
         caller_frames_init(g_stats_fd >= 0);
         recognition_walk_init(g_stats_fd >= 0);
-        g_range_size.store(g_arena.size(), std::memory_order_relaxed);
-        g_range_base.store(g_arena.base(), std::memory_order_relaxed);
+        g_range_size.store(g_group.arena().size(), std::memory_order_relaxed);
+        g_range_base.store(g_group.arena().base(), std::memory_order_relaxed);
     }
     if (!publish_table()) return false;
     g_table.store(g_built, std::memory_order_release);
