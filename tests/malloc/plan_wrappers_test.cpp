@@ -55,8 +55,8 @@ const recorded& recording() {
         });
         r.native_out = rtmem::test::run_shell(program).out;
         const std::string trace = (r.dir / "wrappers.rtt").string();
-        EXPECT_EQ(rtmem::test::run_shell(std::string(RTMEM_CLI) + " record -o " + trace +
-                                         " -- " + program + " 2>/dev/null")
+        EXPECT_EQ(rtmem::test::run_shell(std::string(RTMEM_CLI) + " record -o " + trace + " -- " +
+                                         program + " 2>/dev/null")
                       .status,
                   0);
         rtmem::analyze::trace_reader reader(trace);
@@ -69,7 +69,8 @@ const recorded& recording() {
             std::vector<plan_frame> frames;
             for (std::uint64_t ip : reader.stack(stack))
                 for (const auto& m : reader.modules())
-                    if (ip - 1 >= m.start && ip - 1 < m.end && m.path.find("rtmem-") == std::string::npos)
+                    if (ip - 1 >= m.start && ip - 1 < m.end &&
+                        m.path.find("rtmem-") == std::string::npos)
                         frames.push_back({m.path, ip - m.bias});
             r.frames_by_size[*s.begin()] = frames;
         }
@@ -87,7 +88,8 @@ plan_site site_of(std::uint32_t id, std::uint64_t size, std::size_t depth, plan_
     site.block_align = block != 0 ? 16 : 0;
     site.chunk_bytes = s == plan_strategy::region ? 64 * 1024 : 0;
     const auto& f = recording().frames_by_size.at(size);
-    site.frames.assign(f.begin(), f.begin() + static_cast<std::ptrdiff_t>(std::min(depth, f.size())));
+    site.frames.assign(f.begin(),
+                       f.begin() + static_cast<std::ptrdiff_t>(std::min(depth, f.size())));
     return site;
 }
 
@@ -150,11 +152,10 @@ TEST(PlanWrappers, WrapperSitesAreServedAsPlanned) {
     plan p;
     p.program = program;
     p.depth = 3;
-    p.sites = {site_of(1, 48, 2, plan_strategy::pool, 48),
-               site_of(2, 112, 3, plan_strategy::region, 0),
-               site_of(3, 144, 3, plan_strategy::pool, 144),
-               site_of(4, 192, 2, plan_strategy::region, 0),
-               site_of(5, 208, 2, plan_strategy::pool, 208)};
+    p.sites = {
+        site_of(1, 48, 2, plan_strategy::pool, 48), site_of(2, 112, 3, plan_strategy::region, 0),
+        site_of(3, 144, 3, plan_strategy::pool, 144), site_of(4, 192, 2, plan_strategy::region, 0),
+        site_of(5, 208, 2, plan_strategy::pool, 208)};
     const auto r = run_plan(p, "wrappers.json");
     ASSERT_EQ(r.result.status, 0) << r.summary;
     EXPECT_EQ(r.result.out, recording().native_out);
@@ -218,10 +219,9 @@ TEST(PlanWrappers, AWrongMatchStaysCorrect) {
 // and the run serves them.
 TEST(PlanWrappers, TheAdvisorPlansTheWrapperSites) {
     const fs::path path = recording().dir / "advised.json";
-    const auto adv = rtmem::test::run_shell(std::string(RTMEM_CLI) + " advise --plan " +
-                                            path.string() + " " +
-                                            (recording().dir / "wrappers.rtt").string() +
-                                            " >/dev/null 2>&1");
+    const auto adv =
+        rtmem::test::run_shell(std::string(RTMEM_CLI) + " advise --plan " + path.string() + " " +
+                               (recording().dir / "wrappers.rtt").string() + " >/dev/null 2>&1");
     ASSERT_EQ(adv.status, 0);
     const plan advised = rtmem::analyze::read_plan_file(path.string());
     std::size_t deep = 0;
@@ -234,10 +234,10 @@ TEST(PlanWrappers, TheAdvisorPlansTheWrapperSites) {
     const std::size_t at = r.summary.find("served: pool ");
     ASSERT_NE(at, std::string::npos) << r.summary;
     unsigned long long pool = 0, region = 0, stack = 0;
-    ASSERT_EQ(std::sscanf(r.summary.c_str() + at,
-                          "served: pool %llu, region %llu, thread_stack %llu", &pool, &region,
-                          &stack),
-              3);
+    ASSERT_EQ(
+        std::sscanf(r.summary.c_str() + at, "served: pool %llu, region %llu, thread_stack %llu",
+                    &pool, &region, &stack),
+        3);
     EXPECT_GE(pool + region + stack, 4 * rounds) << r.summary;
 }
 

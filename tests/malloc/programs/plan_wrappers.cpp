@@ -61,14 +61,30 @@ __attribute__((noinline)) void* helper(std::size_t n) {
     return p;
 }
 
-__attribute__((noinline)) void* node_a() { return xmalloc(48); }
-__attribute__((noinline)) void* node_b() { return xmalloc(80); }
-__attribute__((noinline)) void* deep_a() { return helper(112); }
-__attribute__((noinline)) void* deep_b() { return helper(144); }
-__attribute__((noinline)) void* dyn_a(int i) { return xmalloc_dynamic(160, 16 + 32 * (i % 4)); }
-__attribute__((noinline)) void* dyn_b(int i) { return xmalloc_dynamic(176, 16 + 32 * (i % 4)); }
-__attribute__((noinline)) void* grow_a() { return xrealloc(nullptr, 192); }
-__attribute__((noinline)) void* align_a() { return xaligned(16, 208); }
+__attribute__((noinline)) void* node_a() {
+    return xmalloc(48);
+}
+__attribute__((noinline)) void* node_b() {
+    return xmalloc(80);
+}
+__attribute__((noinline)) void* deep_a() {
+    return helper(112);
+}
+__attribute__((noinline)) void* deep_b() {
+    return helper(144);
+}
+__attribute__((noinline)) void* dyn_a(int i) {
+    return xmalloc_dynamic(160, 16 + 32 * (i % 4));
+}
+__attribute__((noinline)) void* dyn_b(int i) {
+    return xmalloc_dynamic(176, 16 + 32 * (i % 4));
+}
+__attribute__((noinline)) void* grow_a() {
+    return xrealloc(nullptr, 192);
+}
+__attribute__((noinline)) void* align_a() {
+    return xaligned(16, 208);
+}
 
 using maker = void* (*)(int);
 template <void* (*F)()>
@@ -83,8 +99,8 @@ int main(int argc, char** argv) {
     const struct {
         maker make;
         std::size_t size;
-    } sites[] = {{plain<node_a>, 48},  {plain<node_b>, 80}, {plain<deep_a>, 112},
-                 {plain<deep_b>, 144}, {dyn_a, 160},        {dyn_b, 176},
+    } sites[] = {{plain<node_a>, 48},  {plain<node_b>, 80},  {plain<deep_a>, 112},
+                 {plain<deep_b>, 144}, {dyn_a, 160},         {dyn_b, 176},
                  {plain<grow_a>, 192}, {plain<align_a>, 208}};
     // Churn in batches: each site's blocks live a while, then all go (pool-like).
     std::vector<void*> live;
@@ -95,8 +111,7 @@ int main(int argc, char** argv) {
             live.push_back(p);
         }
         if (live.size() >= 8 * 16) {
-            for (std::size_t i = 0; i < live.size(); ++i)
-                mix(live[i], sites[i % 8].size);
+            for (std::size_t i = 0; i < live.size(); ++i) mix(live[i], sites[i % 8].size);
             for (void* p : live) std::free(p);
             live.clear();
         }

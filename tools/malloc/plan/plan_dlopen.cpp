@@ -26,7 +26,8 @@ dlopen_fn real_dlopen() noexcept {
 }
 
 bool names_a_path(const char* file) noexcept {
-    return file != nullptr && std::strchr(file, '/') != nullptr && std::strchr(file, '$') == nullptr;
+    return file != nullptr && std::strchr(file, '/') != nullptr &&
+           std::strchr(file, '$') == nullptr;
 }
 
 }  // namespace

@@ -67,7 +67,8 @@ const recognition_table* build_recognition_table(const resolved_site* sites, std
     t->child_mask = child_cap - 1;
     t->sites = strategies;
     t->slots = static_cast<recognition_slot*>(map_zeroed(sizeof(recognition_slot) * cap));
-    t->children = static_cast<recognition_child*>(map_zeroed(sizeof(recognition_child) * child_cap));
+    t->children =
+        static_cast<recognition_child*>(map_zeroed(sizeof(recognition_child) * child_cap));
     t->nodes = static_cast<recognition_node*>(map_zeroed(sizeof(recognition_node) * (frames + 2)));
     if (t->slots == nullptr || t->children == nullptr || t->nodes == nullptr) return nullptr;
     for (std::uint64_t n = 0; n < frames + 2; ++n) new (&t->nodes[n]) recognition_node{};

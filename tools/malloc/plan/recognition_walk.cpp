@@ -122,8 +122,7 @@ std::uint32_t walk_unwound(const recognition_table* t, std::uint32_t root, std::
 // must handle.
 // `slot`: frame 0's (the entry point's frame address - 8); learn() checks it against the
 // unwinder before any distance is trusted.
-[[gnu::noinline, gnu::cold]] std::uint32_t find_slow(const recognition_table* t,
-                                                     std::uint32_t root,
+[[gnu::noinline, gnu::cold]] std::uint32_t find_slow(const recognition_table* t, std::uint32_t root,
                                                      std::uintptr_t slot) noexcept {
     const std::uintptr_t ra = word_at(slot);
     learn(t, root, ra, slot);
@@ -168,8 +167,7 @@ void* allocate_recognised(const recognition_table* t, std::size_t slot, std::uin
 }
 
 recognition_walk_counts recognition_walk_stats() noexcept {
-    return {g_learned.load(std::memory_order_relaxed),
-            g_fallback.load(std::memory_order_relaxed)};
+    return {g_learned.load(std::memory_order_relaxed), g_fallback.load(std::memory_order_relaxed)};
 }
 
 void recognition_walk_init(bool count_calls) noexcept {
