@@ -219,6 +219,61 @@ TEST_F(sampled_test, every_entry_point_records_when_sampled) {
     EXPECT_GE(r.exact_counts()->calls[static_cast<std::size_t>(op::delete_array)], 1u);
 }
 
+// A large interval keeps almost every call on the fast path (thread_gate.hpp): its counts are
+// still every call's, per entry point, threads, sized deletes and a followed fork included.
+TEST_F(sampled_test, the_fast_path_counts_every_entry_point_exactly) {
+    for (const char* mode : {"basic", "threads", "fork"}) {
+        std::string full = (dir_ / (std::string(mode) + "_full.rtt")).string();
+        std::string sampled = (dir_ / (std::string(mode) + "_sampled.rtt")).string();
+        run({RTMEM_CLI, "record", "--follow-fork", "-o", full, "--", RTMEM_TRACE_SUBJECT, mode}, dir_);
+        run({RTMEM_CLI, "record", "--follow-fork", "--sample", "1G", "-o", sampled, "--",
+             RTMEM_TRACE_SUBJECT, mode},
+            dir_);
+        std::vector<std::pair<std::string, std::string>> pairs{{full, sampled}};
+        if (std::string(mode) == "fork") {  // the child's traces: <path>.<pid>
+            std::string child_full, child_sampled;
+            for (const auto& entry : fs::directory_iterator(dir_)) {
+                const std::string name = entry.path().string();
+                if (name.starts_with(full + ".")) child_full = name;
+                if (name.starts_with(sampled + ".")) child_sampled = name;
+            }
+            ASSERT_FALSE(child_full.empty());
+            ASSERT_FALSE(child_sampled.empty());
+            pairs.emplace_back(child_full, child_sampled);
+        }
+        for (const auto& [f_path, s_path] : pairs) {
+            trace_reader f(f_path), s(s_path);
+            ASSERT_NE(f.exact_counts(), nullptr) << f_path;
+            ASSERT_NE(s.exact_counts(), nullptr) << s_path;
+            EXPECT_EQ(s.sample_interval(), 1u << 30);
+            for (std::size_t k = 0; k < rtmem::analyze::op_count; ++k) {
+                if (static_cast<op>(k) == op::frame) continue;
+                EXPECT_EQ(s.exact_counts()->calls[k], f.exact_counts()->calls[k])
+                    << s_path << " " << op_name(static_cast<op>(k));
+                EXPECT_EQ(s.exact_counts()->bytes[k], f.exact_counts()->bytes[k])
+                    << s_path << " " << op_name(static_cast<op>(k));
+            }
+        }
+    }
+}
+
+TEST_F(sampled_test, a_pause_reaches_threads_already_on_the_fast_path) {
+    std::string trace = (dir_ / "t.rtt").string();
+    EXPECT_EQ(run({RTMEM_CLI, "record", "--sample", "1G", "-o", trace, "--", RTMEM_SAMPLED_SUBJECT,
+                   "pause-threads"},
+                  dir_),
+              "stop ok \nstart ok \n");
+    trace_reader t(trace);
+    ASSERT_NE(t.exact_counts(), nullptr);
+    const auto malloc_index = static_cast<std::size_t>(op::malloc);
+    // The worker's 1500 counted blocks of 1000 B, and a few small ones of the C runtime; the
+    // 700 made while stopped would add 700,000 B.
+    EXPECT_GE(t.exact_counts()->bytes[malloc_index], 1500u * 1000u);
+    EXPECT_LT(t.exact_counts()->bytes[malloc_index], 1500u * 1000u + 100000u);
+    EXPECT_GE(t.exact_counts()->calls[static_cast<std::size_t>(op::free)], 1500u);
+    EXPECT_LT(t.exact_counts()->calls[static_cast<std::size_t>(op::free)], 1600u);
+}
+
 TEST_F(sampled_test, bad_sample_sizes_are_refused_before_the_run) {
     int status = 0;
     for (const char* bad : {"0", "12X", "K", "-5", "99999999999999"}) {

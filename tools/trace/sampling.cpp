@@ -11,7 +11,6 @@
 namespace rtmem::trace {
 
 std::uint64_t g_sample_interval = 0;
-constinit thread_local std::int64_t tl_sample_left __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 
@@ -102,14 +101,14 @@ bool sample_slow(std::uint64_t size) noexcept {
     if (tl_random == 0) {  // this thread's first sample: seed, draw, then count this allocation
         std::uint64_t n = g_seeded_threads.fetch_add(1, std::memory_order_relaxed);
         tl_random = splitmix64(g_seed + n * 0x632be59bd9b4e019ull) | 1;
-        tl_sample_left = draw_interval();
-        std::int64_t left = tl_sample_left - s;
+        tl_fast.sample_left = draw_interval();
+        std::int64_t left = tl_fast.sample_left - s;
         if (left > 0) {
-            tl_sample_left = left;
+            tl_fast.sample_left = left;
             return false;
         }
     }
-    tl_sample_left = draw_interval();  // memoryless: the next sample point after this block
+    tl_fast.sample_left = draw_interval();  // memoryless: the next sample point after this block
     return true;
 }
 
