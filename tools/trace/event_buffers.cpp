@@ -148,7 +148,7 @@ bool has_sealed_work() noexcept {
 }
 
 void* writer_main(void*) {
-    ++tl_guard;  // the writer's own allocations (zstd) pass through unrecorded
+    guard_scope writer_guard;  // the writer's own allocations (zstd) pass through unrecorded
     static flush_context context;
     context = {};
     std::uint64_t last_partial = now_ns();

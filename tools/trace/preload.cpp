@@ -13,8 +13,10 @@
 #include <cstring>
 #include <new>
 
+#include "fast_path.hpp"
 #include "recorder.hpp"
 #include "rtmem/interpose/sizes.hpp"
+#include "sampled_calls.hpp"
 #include "sampling.hpp"
 
 #define RTMEM_EXPORT extern "C" __attribute__((visibility("default")))
@@ -24,27 +26,13 @@ using rtmem::interpose::page_size;
 
 namespace {
 
-// Sampled mode: records a sampled block (with its stack). Out of line: once per interval.
-__attribute__((noinline)) void record_sampled(op kind, std::size_t size, std::size_t align,
-                                              void* p) noexcept {
-    if (remember_sampled(p)) record(kind, size, align, p, nullptr, ticks(), 0, false, false);
-}
-
-// Sampled mode: counts the allocation, records it only when sampled (inline: every call).
-inline void sampled_alloc(op kind, std::size_t size, std::size_t align, void* p) noexcept {
-    if (paused()) return;
-    count_call(kind, size);
-    if (p != nullptr && sample_allocation(size)) [[unlikely]]
-        record_sampled(kind, size, align, p);
-}
-
 // Calls `call` (returning the new pointer) and records it as an allocation.
 template <class Call>
 void* traced_alloc(op kind, std::size_t size, std::size_t align, Call call) {
     guard_scope g;
     if (sampling()) {
         void* p = call();
-        sampled_alloc(kind, size, align, p);
+        sampled_allocation_done(kind, size, align, p);
         return p;
     }
     if (paused()) return call();
@@ -64,14 +52,7 @@ template <class Call>
 void traced_free(op kind, void* p, std::size_t size, std::size_t align, Call call) {
     guard_scope g;
     if (sampling()) {
-        if (!paused()) count_call(kind, size);
-        if (!maybe_sampled(p) || !forget_sampled(p)) {
-            call();
-            return;
-        }
-        std::uint64_t t0 = ticks();
-        call();
-        record(kind, size, align, p, nullptr, t0, 0, false, false);
+        sampled_deallocation(kind, p, size, align, call);
         return;
     }
     if (paused()) {
@@ -86,56 +67,10 @@ void traced_free(op kind, void* p, std::size_t size, std::size_t align, Call cal
     record(kind, size, align, p, nullptr, t0, duration, timed, false);
 }
 
-// The full path found the thread recording: open its gate if it is still closed.
-inline void maybe_open_gate() noexcept {
-    if (gate_value(gate_closed) != 0 && g_fast_path) [[unlikely]]
-        open_gate();
-}
-
 bool passthrough() noexcept {
     if (tl_guard > 0 || !ensure_ready() || !recording()) return true;
     maybe_open_gate();
     return false;
-}
-
-// ---- sampled mode's fast path: with the gate open, only the countdown to the next sample, the
-// exact per-thread counters and a tail call to the real function.
-
-/// True when the allocation of `n` bytes needs nothing more than counting (its bytes counted
-/// down, no sample due); false sends it to the full path, which then counts it.
-[[gnu::always_inline]] inline bool fast_allocation(op kind, std::size_t n) noexcept {
-    if (!gate_open()) [[unlikely]]
-        return false;
-    auto left = static_cast<std::uint64_t>(tl_fast.sample_left);  // >= 0 (sampling.hpp)
-    if (n >= left) [[unlikely]]
-        return false;  // a sample is due (or this thread's first draw)
-    tl_fast.sample_left = static_cast<std::int64_t>(left - n);
-    internal::call_counters* c = tl_fast.counters;  // set while the gate is open
-    ++c->calls[static_cast<std::size_t>(kind)];
-    c->bytes[static_cast<std::size_t>(kind)] += n;
-    return true;
-}
-
-/// Not a recorded block: no event, only its count (bootstrap blocks and null take the full path).
-[[gnu::always_inline]] inline bool unrecorded_block(const void* p) noexcept {
-    return p != nullptr && !is_bootstrap(p) && !maybe_sampled(p);
-}
-
-/// True when freeing `p` needs nothing more than counting.
-[[gnu::always_inline]] inline bool fast_free(op kind, const void* p,
-                                             std::size_t size = 0) noexcept {
-    if (!gate_open() || !unrecorded_block(p)) [[unlikely]]
-        return false;
-    internal::call_counters* c = tl_fast.counters;
-    ++c->calls[static_cast<std::size_t>(kind)];
-    c->bytes[static_cast<std::size_t>(kind)] += size;
-    return true;
-}
-
-/// The gate is closed by a pause alone: allocations pass uncounted, frees of blocks that were
-/// not recorded too (the frees of recorded blocks are still recorded while paused).
-[[gnu::always_inline]] inline bool only_paused() noexcept {
-    return __atomic_load_n(&tl_fast.gate.word, __ATOMIC_RELAXED) == paused_gate_word;
 }
 
 // ---- the full paths (out of line)
@@ -202,27 +137,6 @@ RTMEM_EXPORT void free(void* p) {
     free_full(p);
 }
 
-namespace {
-// Sampled mode: a realloc is recorded when its new block is sampled (as a realloc, naming the
-// old block only if that was sampled too) or when it gives up a sampled block (as its free).
-void* sampled_realloc(void* old, std::size_t n) noexcept {
-    bool live = !paused();
-    if (live) count_call(op::realloc, n);
-    bool old_sampled = old != nullptr && forget_sampled(old);
-    void* p = real.realloc(old, n);
-    if (p == nullptr && n != 0) {  // failed: the old block is still there
-        if (old_sampled) remember_sampled(old);
-        return p;
-    }
-    bool fresh = live && p != nullptr && sample_allocation(n) && remember_sampled(p);
-    if (fresh) {
-        record(op::realloc, n, 0, p, old_sampled ? old : nullptr, ticks(), 0, false, false);
-    } else if (old_sampled) {
-        record(op::free, 0, 0, old, nullptr, ticks(), 0, false, false);
-    }
-    return p;
-}
-}  // namespace
 
 namespace {
 __attribute__((noinline)) void* realloc_full(void* old, std::size_t n) {
@@ -237,7 +151,7 @@ __attribute__((noinline)) void* realloc_full(void* old, std::size_t n) {
     if (!real_resolved() && !ensure_ready()) return bootstrap_alloc(n, 16);
     if (passthrough()) return real_resolved() ? real.realloc(old, n) : bootstrap_alloc(n, 16);
     guard_scope g;
-    if (sampling()) return sampled_realloc(old, n);
+    if (sampling()) return sampled_reallocation(old, n, [&] { return real.realloc(old, n); });
     if (paused()) return real.realloc(old, n);
     count_call(op::realloc, n);
     call_timing timing;
@@ -346,7 +260,7 @@ void* new_impl(op kind, std::size_t n, std::size_t align, bool nothrow, Real fn,
     if (sampling() || paused()) {  // bad_alloc passes through unrecorded
         void* p = g_new_is_malloc && align == 0 ? real.malloc(n == 0 ? 1 : n) : nullptr;
         if (p == nullptr) p = fn != nullptr ? fn(n, args...) : fallback_new(n, align, nothrow);
-        if (sampling()) sampled_alloc(kind, n, align, p);
+        if (sampling()) sampled_allocation_done(kind, n, align, p);
         return p;
     }
     count_call(kind, n);

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "recorder_internal.hpp"
+#include "sampled_calls.hpp"
 
 namespace rtmem::trace {
 
@@ -169,6 +170,11 @@ std::uint64_t sampled_live() noexcept {
     std::uint64_t n = g_size;
     g_lock.unlock();
     return n;
+}
+
+__attribute__((noinline)) void record_sampled(op kind, std::size_t size, std::size_t align,
+                                              const void* p) noexcept {
+    if (remember_sampled(p)) record(kind, size, align, p, nullptr, ticks(), 0, false, false);
 }
 
 void sampling_init(std::uint64_t interval, std::uint64_t seed) noexcept {
