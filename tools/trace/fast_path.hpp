@@ -26,9 +26,10 @@ namespace rtmem::trace {
     return true;
 }
 
-/// Not a recorded block (null and bootstrap blocks are left to the full path).
+/// Not a recorded block. Null and bootstrap blocks are left to the full path (null's filter
+/// byte is never zero: sampling.cpp).
 [[gnu::always_inline]] inline bool unrecorded_block(const void* p) noexcept {
-    return p != nullptr && !is_bootstrap(p) && !maybe_sampled(p);
+    return !is_bootstrap(p) && !maybe_sampled(p);
 }
 
 /// True when freeing `p` needs nothing more than counting.

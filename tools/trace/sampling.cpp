@@ -178,6 +178,9 @@ __attribute__((noinline)) void record_sampled(op kind, std::size_t size, std::si
 }
 
 void sampling_init(std::uint64_t interval, std::uint64_t seed) noexcept {
+    // The byte of address 0 (hash 0) never drops to zero: a free(nullptr) leaves the fast path
+    // without a null test of its own (and goes uncounted, as in a full trace).
+    internal::g_sampled_filter[0].store(1, std::memory_order_relaxed);
     g_sample_interval = interval;
     g_seed = seed;
 }
