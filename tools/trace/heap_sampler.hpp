@@ -32,12 +32,15 @@ struct allocator_call {
 };
 
 /// The recorder runs and this call is the program's (not the recorder's, not libstdc++'s
-/// start-up for the tracer alone); opens the thread's gate on the way.
+/// start-up for the tracer alone).
 inline bool programs_call(const void* caller) noexcept {
-    if (interpose::tl_guard > 0 || !ensure_ready() || !recording() || tracers_own_call(caller))
-        return false;
+    return interpose::tl_guard == 0 && ensure_ready() && recording() && !tracers_own_call(caller);
+}
+
+/// Opens the thread's gate after an allocation it made: the thread is bound to rt_heap by then
+/// (binding allocates under interpose's guard alone, which an open gate would count).
+inline void allocated() noexcept {
     maybe_open_gate();
-    return true;
 }
 
 template <class Call>
@@ -49,7 +52,10 @@ __attribute__((noinline)) void* allocation(op kind, std::size_t size, std::size_
         allocator_call a;
         p = call();
     }
-    if (counted) sampled_allocation_done(kind, size, align, p);
+    if (counted) {
+        sampled_allocation_done(kind, size, align, p);
+        allocated();
+    }
     return p;
 }
 
@@ -73,10 +79,12 @@ __attribute__((noinline)) void* reallocation(void* old, std::size_t size, const 
         allocator_call a;
         return call();
     }
-    return sampled_reallocation(old, size, [&] {
+    void* p = sampled_reallocation(old, size, [&] {
         allocator_call a;
         return call();
     });
+    allocated();
+    return p;
 }
 
 }  // namespace rtmem::trace::heap_sampling
