@@ -26,10 +26,10 @@ namespace rtmem::trace {
     return true;
 }
 
-/// Not a recorded block. Null and bootstrap blocks are left to the full path (null's filter
-/// byte is never zero: sampling.cpp).
+/// Not a recorded block. Null and bootstrap blocks are left to the full path too: their filter
+/// bytes are never zero (sampling.cpp).
 [[gnu::always_inline]] inline bool unrecorded_block(const void* p) noexcept {
-    return !is_bootstrap(p) && !maybe_sampled(p);
+    return !maybe_sampled(p);
 }
 
 /// True when freeing `p` needs nothing more than counting.

@@ -95,7 +95,30 @@ bool grow() noexcept {
 
 namespace internal {
 std::atomic<std::uint8_t> g_sampled_filter[1u << filter_bits];
+
+// Compare-and-swap: bootstrap marks come from any thread without the table's lock. 255 sticks
+// (the count is lost), and a byte never drops below the marks it holds.
+void filter_add(const void* p, int delta) noexcept {
+    auto& f = g_sampled_filter[sampled_hash(p)];
+    std::uint8_t c = f.load(std::memory_order_relaxed);
+    while (c != 255 && !(delta < 0 && c == 0)) {
+        if (f.compare_exchange_weak(c, static_cast<std::uint8_t>(c + delta),
+                                    std::memory_order_relaxed)) {
+            return;
+        }
+    }
 }
+}  // namespace internal
+
+}  // namespace rtmem::trace
+
+// Every block of the bootstrap buffer (tools/interpose) gets a permanent filter mark, so its
+// free leaves the fast path on the filter byte alone (the full path knows it is never freed).
+extern "C" void rtmem_interpose_bootstrap_block(const void* p) noexcept {
+    rtmem::trace::internal::filter_add(p, +1);
+}
+
+namespace rtmem::trace {
 
 bool sample_slow(std::uint64_t size) noexcept {
     auto s = static_cast<std::int64_t>(size > (1ull << 62) ? 1ull << 62 : size);
@@ -125,9 +148,7 @@ bool remember_sampled(const void* p) noexcept {
     if (g_table[j] == 0) {
         g_table[j] = key;
         ++g_size;
-        auto& f = internal::g_sampled_filter[internal::sampled_hash(p)];
-        std::uint8_t c = f.load(std::memory_order_relaxed);
-        if (c != 255) f.store(static_cast<std::uint8_t>(c + 1), std::memory_order_relaxed);
+        internal::filter_add(p, +1);
     }
     g_lock.unlock();
     return true;
@@ -156,9 +177,7 @@ bool forget_sampled(const void* p) noexcept {
             }
             g_table[hole] = 0;
             --g_size;
-            auto& f = internal::g_sampled_filter[internal::sampled_hash(p)];
-            std::uint8_t c = f.load(std::memory_order_relaxed);
-            if (c != 255 && c != 0) f.store(static_cast<std::uint8_t>(c - 1), std::memory_order_relaxed);
+            internal::filter_add(p, -1);
         }
     }
     g_lock.unlock();
@@ -180,7 +199,7 @@ __attribute__((noinline)) void record_sampled(op kind, std::size_t size, std::si
 void sampling_init(std::uint64_t interval, std::uint64_t seed) noexcept {
     // The byte of address 0 (hash 0) never drops to zero: a free(nullptr) leaves the fast path
     // without a null test of its own (and goes uncounted, as in a full trace).
-    internal::g_sampled_filter[0].store(1, std::memory_order_relaxed);
+    internal::filter_add(nullptr, +1);
     g_sample_interval = interval;
     g_seed = seed;
 }

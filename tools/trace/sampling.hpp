@@ -38,6 +38,8 @@ inline bool sample_allocation(std::uint64_t size) noexcept {
 
 namespace internal {
 constexpr unsigned filter_bits = 16;
+/// Adds `delta` (+1 or -1) to the filter byte of `p`, saturating at 255 (then sticky).
+void filter_add(const void* p, int delta) noexcept;
 extern std::atomic<std::uint8_t> g_sampled_filter[1u << filter_bits];
 inline std::uint32_t sampled_hash(const void* p) noexcept {
     return static_cast<std::uint32_t>((reinterpret_cast<std::uintptr_t>(p) * 0x9e3779b97f4a7c15ull) >>

@@ -27,6 +27,8 @@ void* bootstrap_alloc(std::size_t size, std::size_t align) noexcept {
     std::uintptr_t p = (base + align - 1) & ~(align - 1);
     std::size_t stored = size;
     std::memcpy(reinterpret_cast<void*>(p - 16), &stored, sizeof stored);
+    if (&rtmem_interpose_bootstrap_block != nullptr)
+        rtmem_interpose_bootstrap_block(reinterpret_cast<void*>(p));
     return reinterpret_cast<void*>(p);
 }
 std::size_t bootstrap_size(const void* p) noexcept {

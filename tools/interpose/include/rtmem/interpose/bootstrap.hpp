@@ -6,6 +6,12 @@
 #include <cstddef>
 #include <cstdint>
 
+/// Told of every block the buffer hands out, when the library defines it (the tracer's
+/// sampling marks them in its free filter: tools/trace/sampling.cpp); weak, so that a library
+/// without it (librtmem-malloc.so) links.
+extern "C" __attribute__((weak, visibility("hidden"))) void rtmem_interpose_bootstrap_block(
+    const void* p) noexcept;
+
 namespace rtmem::interpose {
 
 constexpr std::size_t bootstrap_bytes = std::size_t{4} << 20;
