@@ -307,7 +307,7 @@ void release_buffer(void* p) {
     guard_scope g;
     auto* b = static_cast<thread_buffer*>(p);
     b->gate_lock.lock();  // its TLS goes away: no pause may write into it after this
-    set_gate(gate_closed, 1);
+    set_gate(gate_closed, gate_closed_for_good);
     b->gate = nullptr;
     b->gate_lock.unlock();
     b->blocks[b->cur].sealed.store(true, std::memory_order_release);
@@ -431,7 +431,7 @@ bool register_gate() noexcept {
     b->gate_lock.lock();
     b->gate = &tl_fast.gate;
     set_gate(gate_paused, g_paused.load(std::memory_order_seq_cst) ? 1 : 0);
-    set_gate(gate_closed, 0);
+    if (gate_value(gate_closed) == gate_not_set_up) set_gate(gate_closed, 0);
     b->gate_lock.unlock();
     return true;
 }

@@ -51,7 +51,7 @@ namespace rtmem::trace {
 
 /// The full path found the thread recording: open its gate if it is still closed.
 inline void maybe_open_gate() noexcept {
-    if (gate_value(gate_closed) != 0 && g_fast_path) [[unlikely]]
+    if (gate_value(gate_closed) == gate_not_set_up && g_fast_path) [[unlikely]]
         open_gate();
 }
 

@@ -275,7 +275,7 @@ void after_fork_child() {
     bool tracing = g_follow_fork && !g_stopped.load();
     buffers_after_fork_child(tracing);
     if (!tracing) {
-        set_gate(gate_closed, 1);
+        set_gate(gate_closed, gate_closed_for_good);
         stacks_after_fork_child(false);
         g_state.store(disabled);
         return;
@@ -473,7 +473,8 @@ bool internal::ensure_ready_slow() noexcept {
 }
 
 void open_gate() noexcept {
-    if (!g_fast_path || tl_guard > 0 || gate_value(gate_closed) == 0 || !recording()) return;
+    if (!g_fast_path || tl_guard > 0 || gate_value(gate_closed) != gate_not_set_up || !recording())
+        return;
     guard_scope g;  // mapping the thread's buffer may allocate (pthread_setspecific)
     register_gate();
 }

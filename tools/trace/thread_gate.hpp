@@ -6,7 +6,8 @@
 //   guard   >0 while this thread runs inside the tracer (mirrors tl_guard: guard_scope below)
 //   closed  1 until the full path opens the gate (recorder ready, sampled mode with glibc's
 //           malloc and libstdc++'s new behind it, the thread's counters mapped, the tracer's
-//           constructor done); set again when the thread exits or a fork child stops tracing
+//           constructor done); 2, for good, once the thread is exiting (its buffer released:
+//           no pause may reach its TLS after that) or a fork child stopped tracing
 //   paused  written by rtmem_trace_start/stop into every open gate (set_gates_paused)
 // The owner writes guard and closed; another thread writes only paused, of a registered gate,
 // under that buffer's lock (event_buffers.cpp). Bytes written singly and the word read whole
@@ -23,6 +24,7 @@ union thread_gate {
     std::uint8_t reason[4];
 };
 enum gate_reason : int { gate_guard = 0, gate_closed = 1, gate_paused = 2 };
+enum gate_closed_value : std::uint8_t { gate_not_set_up = 1, gate_closed_for_good = 2 };
 
 /// The word of a gate closed by a pause alone (little-endian: reason[2] is bits 16-23).
 constexpr std::uint32_t paused_gate_word = std::uint32_t{1} << (8 * gate_paused);
