@@ -129,7 +129,8 @@ std::vector<verdict> measure(const std::string& work, int threads,
     auto cpu_of = [use_prog](const sample& x) { return use_prog ? x.thread_cpu : x.cpu; };
     std::vector<verdict> out;
     for (std::size_t c = 0; c < configs.size(); ++c) {
-        const std::size_t b = index_of(configs[c].baseline.empty() ? "native" : configs[c].baseline);
+        const std::size_t b =
+            index_of(configs[c].baseline.empty() ? "native" : configs[c].baseline);
         sample m = median(runs[c]), base = median(runs[b]), native = median(runs[0]);
         std::vector<double> per_run;
         for (int r = 0; r < reps; ++r) {
@@ -143,8 +144,8 @@ std::vector<verdict> measure(const std::string& work, int threads,
                     use_prog ? std::to_string(m.thread_cpu).substr(0, 8).c_str() : "-",
                     m.wall / std::max(native.wall, 1e-9),
                     cpu_of(m) / std::max(cpu_of(native), 1e-9),
-                    configs[c].baseline.empty() ? "native" : configs[c].baseline.c_str(), *lo,
-                    *hi, c == b ? "" : (std::to_string(ratio).substr(0, 5) + "x").c_str());
+                    configs[c].baseline.empty() ? "native" : configs[c].baseline.c_str(), *lo, *hi,
+                    c == b ? "" : (std::to_string(ratio).substr(0, 5) + "x").c_str());
         std::fflush(stdout);
         out.push_back({work, configs[c].name, configs[c].baseline, ratio, *lo, *hi});
     }
@@ -189,10 +190,11 @@ int main() {
         }
         return out;
     };
-    std::printf("median of %d interleaved runs; x = ratio to native (cpu x: of the program's own "
-                "threads where measured); vs = the baseline of the last columns, with the min-max "
-                "of the per-run cpu ratios\n",
-                reps);
+    std::printf(
+        "median of %d interleaved runs; x = ratio to native (cpu x: of the program's own "
+        "threads where measured); vs = the baseline of the last columns, with the min-max "
+        "of the per-run cpu ratios\n",
+        reps);
     std::printf("%-7s %-30s %3s %8s %8s %8s %7s %7s  %-12s %-11s %s\n", "work", "config", "thr",
                 "wall s", "cpu s", "prog s", "wall x", "cpu x", "vs", "spread", "ratio");
     std::vector<verdict> verdicts;
@@ -201,11 +203,16 @@ int main() {
         {"native", {}, {}, ""},
         {"rtmem record depth 16", {}, {"LD_PRELOAD=" + lib, out}, ""},
         {"rtmem depth 16, no writer", {}, {"LD_PRELOAD=" + lib, out, "RTMEM_TRACE_WRITER=0"}, ""},
-        {"rtmem depth 16, unwind all", {}, {"LD_PRELOAD=" + lib, out, "RTMEM_TRACE_FAST_STACKS=0"}, ""},
+        {"rtmem depth 16, unwind all",
+         {},
+         {"LD_PRELOAD=" + lib, out, "RTMEM_TRACE_FAST_STACKS=0"},
+         ""},
         {"rtmem record depth 0", {}, {"LD_PRELOAD=" + lib, out, "RTMEM_TRACE_DEPTH=0"}, ""},
         {"rtmem --sample 512K", {}, {"LD_PRELOAD=" + lib, out, sample_512k}, ""},
         {"rtmem run", {}, {"LD_PRELOAD=" + heap_lib}, ""},
-        {"--sample 512K --heap rtmem", {}, {"LD_PRELOAD=" + sampled_heap_lib, out, sample_512k},
+        {"--sample 512K --heap rtmem",
+         {},
+         {"LD_PRELOAD=" + sampled_heap_lib, out, sample_512k},
          "rtmem run"},
     };
     for (const char* work : {"micro", "app"}) {
@@ -248,7 +255,9 @@ int main() {
             {"rtmem record depth 16", {}, {"LD_PRELOAD=" + lib, c_out}, ""},
             {"rtmem --sample 512K", {}, {"LD_PRELOAD=" + lib, c_out, sample_512k}, ""},
             {"rtmem run", {}, {"LD_PRELOAD=" + heap_lib}, ""},
-            {"--sample 512K --heap rtmem", {}, {"LD_PRELOAD=" + sampled_heap_lib, c_out, sample_512k},
+            {"--sample 512K --heap rtmem",
+             {},
+             {"LD_PRELOAD=" + sampled_heap_lib, c_out, sample_512k},
              "rtmem run"},
         });
         if (have_heaptrack && wanted("heaptrack")) {

@@ -225,7 +225,8 @@ TEST_F(sampled_test, the_fast_path_counts_every_entry_point_exactly) {
     for (const char* mode : {"basic", "threads", "fork"}) {
         std::string full = (dir_ / (std::string(mode) + "_full.rtt")).string();
         std::string sampled = (dir_ / (std::string(mode) + "_sampled.rtt")).string();
-        run({RTMEM_CLI, "record", "--follow-fork", "-o", full, "--", RTMEM_TRACE_SUBJECT, mode}, dir_);
+        run({RTMEM_CLI, "record", "--follow-fork", "-o", full, "--", RTMEM_TRACE_SUBJECT, mode},
+            dir_);
         run({RTMEM_CLI, "record", "--follow-fork", "--sample", "1G", "-o", sampled, "--",
              RTMEM_TRACE_SUBJECT, mode},
             dir_);
@@ -282,10 +283,10 @@ TEST_F(sampled_test, sampling_inside_rt_heap_writes_the_same_trace) {
     std::string glibc = (dir_ / "glibc.rtt").string();
     EXPECT_EQ(run({RTMEM_CLI, "record", "-o", full, "--", RTMEM_SAMPLED_SUBJECT, "sizes"}, dir_),
               "sizes done\n");
-    const auto on_heap = rtmem::test::run_program(
-        {RTMEM_CLI, "record", "--sample", "64K", "--heap", "rtmem", "-o", heap, "--",
-         RTMEM_SAMPLED_SUBJECT, "sizes"},
-        dir_, {"RTMEM_TRACE_SEED=7", "RTMEM_MALLOC_STATS=1"});
+    const auto on_heap =
+        rtmem::test::run_program({RTMEM_CLI, "record", "--sample", "64K", "--heap", "rtmem", "-o",
+                                  heap, "--", RTMEM_SAMPLED_SUBJECT, "sizes"},
+                                 dir_, {"RTMEM_TRACE_SEED=7", "RTMEM_MALLOC_STATS=1"});
     EXPECT_EQ(on_heap.out, "sizes done\n");
     // rt_heap served the program (the stats line of librtmem-malloc at exit).
     EXPECT_NE(on_heap.err.find("rtmem run: pid"), std::string::npos) << on_heap.err;
@@ -299,15 +300,17 @@ TEST_F(sampled_test, sampling_inside_rt_heap_writes_the_same_trace) {
     ASSERT_NE(h.exact_counts(), nullptr);
     for (std::size_t k = 0; k < rtmem::analyze::op_count; ++k) {
         if (static_cast<op>(k) == op::frame) continue;
-        EXPECT_EQ(h.exact_counts()->calls[k], f.exact_counts()->calls[k]) << op_name(static_cast<op>(k));
-        EXPECT_EQ(h.exact_counts()->bytes[k], f.exact_counts()->bytes[k]) << op_name(static_cast<op>(k));
+        EXPECT_EQ(h.exact_counts()->calls[k], f.exact_counts()->calls[k])
+            << op_name(static_cast<op>(k));
+        EXPECT_EQ(h.exact_counts()->bytes[k], f.exact_counts()->bytes[k])
+            << op_name(static_cast<op>(k));
     }
     auto truth = rtmem::analyze::analyze_events(f);
     auto est = rtmem::analyze::analyze_events(h);
     EXPECT_EQ(est.unknown_frees, 0u);
     EXPECT_LT(h.event_count() * 20, f.event_count()) << "a sample, not every call";
-    EXPECT_NEAR(static_cast<double>(est.bytes_allocated), static_cast<double>(truth.bytes_allocated),
-                2 * est.bytes_allocated_error);
+    EXPECT_NEAR(static_cast<double>(est.bytes_allocated),
+                static_cast<double>(truth.bytes_allocated), 2 * est.bytes_allocated_error);
     EXPECT_NEAR(static_cast<double>(est.leaked_bytes), static_cast<double>(truth.leaked_bytes),
                 2 * est.leaked_bytes_error + 1024);
     // Stacks: the sites are the subject's, keyed as in the preload's sampled trace (the 1 MiB
@@ -320,7 +323,8 @@ TEST_F(sampled_test, sampling_inside_rt_heap_writes_the_same_trace) {
     }
     ASSERT_FALSE(large_key.empty());
     ASSERT_TRUE(heap_sites.contains(large_key)) << large_key;
-    EXPECT_NEAR(static_cast<double>(heap_sites[large_key].bytes), 400.0 * (1 << 20), 40.0 * (1 << 20));
+    EXPECT_NEAR(static_cast<double>(heap_sites[large_key].bytes), 400.0 * (1 << 20),
+                40.0 * (1 << 20));
 
     // A pause reaches a thread already on the fast path here too.
     std::string paused = (dir_ / "paused.rtt").string();
@@ -331,7 +335,8 @@ TEST_F(sampled_test, sampling_inside_rt_heap_writes_the_same_trace) {
     trace_reader p(paused);
     ASSERT_NE(p.exact_counts(), nullptr);
     EXPECT_GE(p.exact_counts()->bytes[static_cast<std::size_t>(op::malloc)], 1500u * 1000u);
-    EXPECT_LT(p.exact_counts()->bytes[static_cast<std::size_t>(op::malloc)], 1500u * 1000u + 100000u);
+    EXPECT_LT(p.exact_counts()->bytes[static_cast<std::size_t>(op::malloc)],
+              1500u * 1000u + 100000u);
 }
 
 // Every entry point of librtmem-malloc-sampled.so counts and records as the preload does.
@@ -348,8 +353,10 @@ TEST_F(sampled_test, sampling_inside_rt_heap_counts_every_entry_point) {
         ASSERT_NE(h.exact_counts(), nullptr) << heap;
         for (std::size_t k = 0; k < rtmem::analyze::op_count; ++k) {
             if (static_cast<op>(k) == op::frame) continue;
-            EXPECT_EQ(h.exact_counts()->calls[k], f.exact_counts()->calls[k]) << mode << " " << op_name(static_cast<op>(k));
-            EXPECT_EQ(h.exact_counts()->bytes[k], f.exact_counts()->bytes[k]) << mode << " " << op_name(static_cast<op>(k));
+            EXPECT_EQ(h.exact_counts()->calls[k], f.exact_counts()->calls[k])
+                << mode << " " << op_name(static_cast<op>(k));
+            EXPECT_EQ(h.exact_counts()->bytes[k], f.exact_counts()->bytes[k])
+                << mode << " " << op_name(static_cast<op>(k));
         }
     }
     // Interval 1 byte: each entry point's blocks recorded, every free matched.
@@ -373,8 +380,9 @@ TEST_F(sampled_test, sampling_inside_rt_heap_counts_every_entry_point) {
 
 TEST_F(sampled_test, heap_rtmem_needs_sample_and_a_known_heap) {
     int status = 0;
-    for (std::vector<std::string> extra : {std::vector<std::string>{"--heap", "rtmem"},
-                                           std::vector<std::string>{"--sample", "4K", "--heap", "tcmalloc"}}) {
+    for (std::vector<std::string> extra :
+         {std::vector<std::string>{"--heap", "rtmem"},
+          std::vector<std::string>{"--sample", "4K", "--heap", "tcmalloc"}}) {
         std::vector<std::string> args{RTMEM_CLI, "record"};
         args.insert(args.end(), extra.begin(), extra.end());
         for (const char* a : {"-o", "", "--", RTMEM_SAMPLED_SUBJECT, "sizes"}) args.emplace_back(a);

@@ -352,14 +352,14 @@ const bool registered = rtmem::cli::register_command(
          sub.add_option("--sample", a->sample,
                        "Record only a sample of the allocations: one per BYTES allocated on "
                        "average (e.g. 512K; exponential intervals, estimates in report/advise)");
-        sub.add_option("--heap", a->heap,
-                       "With --sample: 'rtmem' runs the program on rt_heap (as rtmem run does) "
-                       "and samples inside its malloc, a few instructions a call; 'glibc' (the "
-                       "default) interposes on glibc's malloc")
-            ->check(CLI::IsMember({"glibc", "rtmem"}));
-        sub.add_flag("--paused", a->start_paused,
-                     "Start paused: record from the program's rtmem_trace_start() call");
-        sub.add_flag("--follow-fork", a->follow_fork,
+         sub.add_option("--heap", a->heap,
+                        "With --sample: 'rtmem' runs the program on rt_heap (as rtmem run does) "
+                        "and samples inside its malloc, a few instructions a call; 'glibc' (the "
+                        "default) interposes on glibc's malloc")
+             ->check(CLI::IsMember({"glibc", "rtmem"}));
+         sub.add_flag("--paused", a->start_paused,
+                      "Start paused: record from the program's rtmem_trace_start() call");
+         sub.add_flag("--follow-fork", a->follow_fork,
                       "Trace forked children and exec'd programs into <file>.<pid>");
          sub.add_option("command", a->command, "Program and arguments (after --)")->required();
          run = [a] { return run_record(*a); };

@@ -120,11 +120,13 @@ void operator delete[](void* p, [[maybe_unused]] std::align_val_t a) noexcept {
     RTMEM_SAMPLED_DEALLOCATION(delete_array, p, 0, ::operator delete[](p, a));
     release_any(p);
 }
-void operator delete(void* p, [[maybe_unused]] std::size_t n, [[maybe_unused]] std::align_val_t a) noexcept {
+void operator delete(void* p, [[maybe_unused]] std::size_t n,
+                     [[maybe_unused]] std::align_val_t a) noexcept {
     RTMEM_SAMPLED_DEALLOCATION(delete_scalar, p, n, ::operator delete(p, n, a));
     release_any(p);
 }
-void operator delete[](void* p, [[maybe_unused]] std::size_t n, [[maybe_unused]] std::align_val_t a) noexcept {
+void operator delete[](void* p, [[maybe_unused]] std::size_t n,
+                       [[maybe_unused]] std::align_val_t a) noexcept {
     RTMEM_SAMPLED_DEALLOCATION(delete_array, p, n, ::operator delete[](p, n, a));
     release_any(p);
 }
@@ -132,7 +134,8 @@ void operator delete(void* p, [[maybe_unused]] std::align_val_t a, const std::no
     RTMEM_SAMPLED_DEALLOCATION(delete_scalar, p, 0, ::operator delete(p, a, std::nothrow));
     release_any(p);
 }
-void operator delete[](void* p, [[maybe_unused]] std::align_val_t a, const std::nothrow_t&) noexcept {
+void operator delete[](void* p, [[maybe_unused]] std::align_val_t a,
+                       const std::nothrow_t&) noexcept {
     RTMEM_SAMPLED_DEALLOCATION(delete_array, p, 0, ::operator delete[](p, a, std::nothrow));
     release_any(p);
 }

@@ -17,36 +17,36 @@ namespace hs = rtmem::trace::heap_sampling;
 
 /// An allocation of `size` bytes (kind: a trace op); the arguments after `align` re-call the
 /// entry point.
-#define RTMEM_SAMPLED_ALLOCATION(kind, size, align, ...)                                      \
-    if (!::rtmem::malloc_shim::hook::ts::fast_allocation(::rtmem::trace::op::kind, size) &&   \
-        !::rtmem::malloc_shim::hook::hs::inside()) [[unlikely]]                               \
-    return ::rtmem::malloc_shim::hook::hs::allocation(::rtmem::trace::op::kind, size, align,  \
-                                                      __builtin_return_address(0),            \
+#define RTMEM_SAMPLED_ALLOCATION(kind, size, align, ...)                                     \
+    if (!::rtmem::malloc_shim::hook::ts::fast_allocation(::rtmem::trace::op::kind, size) &&  \
+        !::rtmem::malloc_shim::hook::hs::inside()) [[unlikely]]                              \
+    return ::rtmem::malloc_shim::hook::hs::allocation(::rtmem::trace::op::kind, size, align, \
+                                                      __builtin_return_address(0),           \
                                                       [=] { return __VA_ARGS__; })
 /// A deallocation of `p` (size: the sized delete's, else 0).
-#define RTMEM_SAMPLED_DEALLOCATION(kind, p, size, ...)                                      \
-    if (!::rtmem::malloc_shim::hook::ts::fast_free(::rtmem::trace::op::kind, p, size) &&    \
-        !::rtmem::malloc_shim::hook::hs::inside()) [[unlikely]]                             \
-    return ::rtmem::malloc_shim::hook::hs::deallocation(::rtmem::trace::op::kind, p, size,  \
+#define RTMEM_SAMPLED_DEALLOCATION(kind, p, size, ...)                                     \
+    if (!::rtmem::malloc_shim::hook::ts::fast_free(::rtmem::trace::op::kind, p, size) &&   \
+        !::rtmem::malloc_shim::hook::hs::inside()) [[unlikely]]                            \
+    return ::rtmem::malloc_shim::hook::hs::deallocation(::rtmem::trace::op::kind, p, size, \
                                                         [=] { __VA_ARGS__; })
-#define RTMEM_SAMPLED_REALLOCATION(p, size, ...)                                               \
-    if (!((p == nullptr || ::rtmem::malloc_shim::hook::ts::unrecorded_block(p)) &&              \
+#define RTMEM_SAMPLED_REALLOCATION(p, size, ...)                                                 \
+    if (!((p == nullptr || ::rtmem::malloc_shim::hook::ts::unrecorded_block(p)) &&               \
           ::rtmem::malloc_shim::hook::ts::fast_allocation(::rtmem::trace::op::realloc, size)) && \
-        !::rtmem::malloc_shim::hook::hs::inside()) [[unlikely]]                                \
-    return ::rtmem::malloc_shim::hook::hs::reallocation(p, size, __builtin_return_address(0),  \
+        !::rtmem::malloc_shim::hook::hs::inside()) [[unlikely]]                                  \
+    return ::rtmem::malloc_shim::hook::hs::reallocation(p, size, __builtin_return_address(0),    \
                                                         [=] { return __VA_ARGS__; })
 /// posix_memalign: the re-call's result code is returned, its block recorded when sampled.
-#define RTMEM_SAMPLED_POSIX_MEMALIGN(out, align, size)                                         \
-    if (!::rtmem::malloc_shim::hook::ts::fast_allocation(::rtmem::trace::op::aligned_alloc,     \
-                                                         size) &&                              \
-        !::rtmem::malloc_shim::hook::hs::inside()) [[unlikely]] {                              \
-        int rc = ENOMEM;                                                                       \
-        ::rtmem::malloc_shim::hook::hs::allocation(                                            \
-            ::rtmem::trace::op::aligned_alloc, size, align, __builtin_return_address(0), [&] { \
-                rc = posix_memalign(out, align, size);                                         \
-                return rc == 0 ? *out : nullptr;                                               \
-            });                                                                                \
-        return rc;                                                                             \
+#define RTMEM_SAMPLED_POSIX_MEMALIGN(out, align, size)                                             \
+    if (!::rtmem::malloc_shim::hook::ts::fast_allocation(::rtmem::trace::op::aligned_alloc,        \
+                                                         size) &&                                  \
+        !::rtmem::malloc_shim::hook::hs::inside()) [[unlikely]] {                                  \
+        int rc = ENOMEM;                                                                           \
+        ::rtmem::malloc_shim::hook::hs::allocation(::rtmem::trace::op::aligned_alloc, size, align, \
+                                                   __builtin_return_address(0), [&] {              \
+                                                       rc = posix_memalign(out, align, size);      \
+                                                       return rc == 0 ? *out : nullptr;            \
+                                                   });                                             \
+        return rc;                                                                                 \
     }
 #else
 #define RTMEM_SAMPLED_ALLOCATION(kind, size, align, ...)

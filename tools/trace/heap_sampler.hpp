@@ -25,8 +25,12 @@ namespace rtmem::trace::heap_sampling {
 
 /// The gate's guard byte alone, around the allocator's own call.
 struct allocator_call {
-    allocator_call() noexcept { set_gate(gate_guard, static_cast<std::uint8_t>(gate_value(gate_guard) + 1)); }
-    ~allocator_call() { set_gate(gate_guard, static_cast<std::uint8_t>(gate_value(gate_guard) - 1)); }
+    allocator_call() noexcept {
+        set_gate(gate_guard, static_cast<std::uint8_t>(gate_value(gate_guard) + 1));
+    }
+    ~allocator_call() {
+        set_gate(gate_guard, static_cast<std::uint8_t>(gate_value(gate_guard) - 1));
+    }
     allocator_call(const allocator_call&) = delete;
     allocator_call& operator=(const allocator_call&) = delete;
 };

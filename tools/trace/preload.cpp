@@ -137,7 +137,6 @@ RTMEM_EXPORT void free(void* p) {
     free_full(p);
 }
 
-
 namespace {
 __attribute__((noinline)) void* realloc_full(void* old, std::size_t n) {
     if (old != nullptr && is_bootstrap(old)) {  // move out of the bootstrap buffer

@@ -364,12 +364,11 @@ void initialize() noexcept {
     // glibc's malloc and free never call the interposed entry points: the fast path forwards
     // to them without the recursion guard.
     Dl_info libc_info{};
-    g_malloc_is_libc = dladdr(reinterpret_cast<void*>(real.malloc), &libc_info) != 0 &&
-                       libc_info.dli_fname != nullptr &&
-                       std::strstr(libc_info.dli_fname, "/libc.so") != nullptr &&
-                       dladdr(reinterpret_cast<void*>(real.free), &libc_info) != 0 &&
-                       libc_info.dli_fname != nullptr &&
-                       std::strstr(libc_info.dli_fname, "/libc.so") != nullptr;
+    g_malloc_is_libc =
+        dladdr(reinterpret_cast<void*>(real.malloc), &libc_info) != 0 &&
+        libc_info.dli_fname != nullptr && std::strstr(libc_info.dli_fname, "/libc.so") != nullptr &&
+        dladdr(reinterpret_cast<void*>(real.free), &libc_info) != 0 &&
+        libc_info.dli_fname != nullptr && std::strstr(libc_info.dli_fname, "/libc.so") != nullptr;
     g_new_is_malloc = from_libstdcxx(reinterpret_cast<void*>(real.new_scalar)) &&
                       from_libstdcxx(reinterpret_cast<void*>(real.new_array)) &&
                       from_libstdcxx(reinterpret_cast<void*>(real.delete_scalar)) &&

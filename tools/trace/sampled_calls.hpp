@@ -30,8 +30,7 @@ inline void sampled_allocation_done(op kind, std::size_t size, std::size_t align
 /// block freed here may be handed out again by another thread at once; its allocation must
 /// not appear before this free).
 template <class Call>
-void sampled_deallocation(op kind, const void* p, std::size_t size, std::size_t align,
-                          Call call) {
+void sampled_deallocation(op kind, const void* p, std::size_t size, std::size_t align, Call call) {
     bool recorded = false;
     {
         guard_scope g;
