@@ -102,23 +102,31 @@ std::vector<std::size_t> random_sizes(std::size_t n, std::uint64_t seed) {
     return v;
 }
 
+// The steady state of `flat`: n live blocks, each step frees a random one and allocates a new
+// one of a random size.
 template <class Heap>
-void flat(benchmark::State& state) {
-    const auto n = static_cast<std::size_t>(state.range(0));
-    Heap heap(std::max<std::size_t>(n * 1100, 8u << 20));
-    constexpr std::size_t ring = 1 << 16;
-    const auto sizes = random_sizes(ring, 5);
-    std::mt19937_64 rng(6);
-    std::vector<std::size_t> victims(ring);
-    for (auto& v : victims) v = rng() % n;
-    std::vector<void*> slots(n);
-    std::vector<std::size_t> slot_size(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        slot_size[i] = sizes[i % ring];
-        slots[i] = heap.allocate(slot_size[i]);
+struct flat_state {
+    static constexpr std::size_t ring = 1 << 16;
+    explicit flat_state(std::size_t live)
+        : n(live),
+          heap(std::max<std::size_t>(n * 1100, 8u << 20)),
+          sizes(random_sizes(ring, 5)),
+          victims(ring),
+          slots(n),
+          slot_size(n) {
+        std::mt19937_64 rng(6);
+        for (auto& v : victims) v = rng() % n;
+        for (std::size_t i = 0; i < n; ++i) {
+            slot_size[i] = sizes[i % ring];
+            slots[i] = heap.allocate(slot_size[i]);
+        }
     }
-    std::size_t k = 0;
-    for (auto _ : state) {
+    ~flat_state() {
+        for (std::size_t i = 0; i < n; ++i) heap.deallocate(slots[i], slot_size[i]);
+    }
+    flat_state(const flat_state&) = delete;
+    flat_state& operator=(const flat_state&) = delete;
+    RTMEM_ALWAYS_INLINE void step() {
         const std::size_t v = victims[k % ring];
         heap.deallocate(slots[v], slot_size[v]);
         slot_size[v] = sizes[(k * 7) % ring];
@@ -126,7 +134,32 @@ void flat(benchmark::State& state) {
         benchmark::DoNotOptimize(std::as_const(slots[v]));
         ++k;
     }
-    for (std::size_t i = 0; i < n; ++i) heap.deallocate(slots[i], slot_size[i]);
+    std::size_t n;
+    Heap heap;
+    std::vector<std::size_t> sizes, victims;
+    std::vector<void*> slots;
+    std::vector<std::size_t> slot_size;
+    std::size_t k = 0;
+};
+
+template <class Heap>
+void flat(benchmark::State& state) {
+    flat_state<Heap> s(static_cast<std::size_t>(state.range(0)));
+    for (auto _ : state) s.step();
+}
+
+// RTMEM_BENCH_PAIRS=<live>,<pairs>: instead of the benchmarks, `pairs` steps of `flat` per heap in
+// flat_pairs<Heap>, one function each, for callgrind (instructions per pair, load-free):
+//   valgrind --tool=callgrind --toggle-collect='*flat_pairs*' rtmem_bench_rt_heap
+template <class Heap>
+[[gnu::noipa]] void flat_pairs(flat_state<Heap>& s, std::size_t pairs) {
+    for (std::size_t i = 0; i < pairs; ++i) s.step();
+}
+template <class Heap>
+void measure_flat(std::size_t live, std::size_t pairs) {
+    flat_state<Heap> s(live);
+    for (std::size_t i = 0; i < pairs / 10; ++i) s.step();  // warm: reach the steady state
+    flat_pairs(s, pairs);
 }
 
 template <class Heap>
@@ -203,6 +236,19 @@ void register_heap(const char* name) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (const char* spec = std::getenv("RTMEM_BENCH_PAIRS")) {
+        const std::size_t live = std::strtoul(spec, nullptr, 10);
+        const char* comma = std::strchr(spec, ',');
+        const std::size_t pairs = comma != nullptr ? std::strtoul(comma + 1, nullptr, 10) : 0;
+        if (live == 0 || pairs == 0) return 2;
+        measure_flat<rt_heap_bench>(live, pairs);
+        measure_flat<tlsf_cached_heap>(live, pairs);
+        measure_flat<glibc_heap>(live, pairs);
+#if RTMEM_HAVE_MIMALLOC
+        measure_flat<mimalloc_heap>(live, pairs);
+#endif
+        return 0;
+    }
     register_heap<rt_heap_bench>("rt_heap");
     register_heap<tlsf_heap>("tlsf");
     register_heap<tlsf_cached_heap>("tlsf_cached");

@@ -268,8 +268,43 @@ rt_heap::thread_heap* rt_heap::bind() noexcept {
 rt_heap::thread_heap* rt_heap::construct_heap(unsigned i) noexcept {
     thread_heap* h = new (heap_at(i)) thread_heap;
     h->index = i;
-    h->tlsf.set_cache_depth(options_.cache_depth);
+    h->front.set_depth(options_.cache_depth, options_.cache_class_bytes);
     return h;
+}
+
+bool rt_heap::attach() noexcept {
+    if (local() != nullptr) return true;
+    thread_heap* h = bind();
+    if (h == nullptr) return false;
+    if (options_.real_time && h->segments == 0) (void)grow(*h, 1, default_alignment);
+    warm(*h);
+    // Walks the miss path once (its code, TLSF's top block's lines) for a block that waits on
+    // the smallest class's list: in a program's first thread that code never ran, and the first
+    // allocate that misses would fetch it from memory (~1 us). Not a caller's allocation:
+    // stats() leaves it out. Outside real-time mode a heap without memory skips it (no growth).
+    if (h->front.pushes_left(1) != 0 && h->segments != 0) {
+        if (void* p = allocate_miss(*h, 1, default_alignment)) {
+            if (h->front.push(p, usable_size(p)))
+                ++h->prepared;
+            else
+                h->tlsf.deallocate(p, 1);
+        }
+    }
+    return true;
+}
+
+void rt_heap::warm(const thread_heap& h) noexcept {
+    // The lists and TLSF's bookkeeping, a read per 64-byte line; the remote queue, which other
+    // threads write, only through its own (atomic) test.
+    const auto* line = reinterpret_cast<const volatile unsigned char*>(&h);
+    const std::size_t owner_only =
+        static_cast<std::size_t>(reinterpret_cast<const unsigned char*>(&h.remote) -
+                                 reinterpret_cast<const unsigned char*>(&h));
+    unsigned char sum = 0;
+    for (std::size_t at = 0; at < owner_only; at += 64)
+        sum = static_cast<unsigned char>(sum + line[at]);
+    (void)sum;
+    (void)h.remote.empty();
 }
 
 void rt_heap::release(thread_heap* h) noexcept {
@@ -283,14 +318,65 @@ void* rt_heap::allocate_unbound(std::size_t size, std::size_t align) noexcept {
     return allocate(size, align);
 }
 
+namespace {
+// A second look after a drain, which may just have put a block on the request's list.
+RTMEM_ALWAYS_INLINE void* pop_again(detail::rt_heap_front& front, std::size_t size,
+                                    std::size_t align) noexcept {
+    if (size > detail::rt_heap_front::max_request || align > tlsf_allocator::classes::user_align)
+        return nullptr;
+    return front.pop(size);
+}
+}  // namespace
+
+void* rt_heap::allocate_miss(thread_heap& h, std::size_t size, std::size_t align) noexcept {
+    if (!h.remote.empty()) [[unlikely]]
+        return allocate_drained(h, size, align);
+    if (void* p = h.tlsf.allocate(size, align)) [[likely]]
+        return p;
+    return allocate_slow(h, size, align);
+}
+
+void* rt_heap::allocate_drained(thread_heap& h, std::size_t size, std::size_t align) noexcept {
+    drain(h, drain_batch_);
+    if (void* p = pop_again(h.front, size, align)) return p;
+    if (void* p = h.tlsf.allocate(size, align)) [[likely]]
+        return p;
+    return allocate_slow(h, size, align);
+}
+
 void* rt_heap::allocate_slow(thread_heap& h, std::size_t size, std::size_t align) noexcept {
     if (size > tlsf_allocator::max_pool_bytes || !is_pow2(align)) return nullptr;  // reported
     if (!h.remote.empty()) {
         drain(h, static_cast<std::size_t>(-1));
+        if (void* p = pop_again(h.front, size, align)) return p;
+        if (void* p = h.tlsf.allocate(size, align)) return p;
+    }
+    if (h.front.blocks() != 0) {  // the lists hold what TLSF lacks: give it all back
+        flush_front(h);
         if (void* p = h.tlsf.allocate(size, align)) return p;
     }
     if (!grow(h, size, align)) return nullptr;
     return h.tlsf.allocate(size, align);
+}
+
+bool rt_heap::valid_own(thread_heap& h, void* p, std::size_t size) noexcept {
+    if (!h.tlsf.valid_live(p, size, "deallocate")) return false;  // reported
+    if (front_list::marked(p)) {
+        report_violation(violation_kind::double_free, name, p, size,
+                         "deallocate(%p): the block is already free (on its size-class list, "
+                         "or waiting for its owner thread)",
+                         p);
+        return false;
+    }
+    return true;
+}
+
+void rt_heap::free_to_tlsf(thread_heap& h, void* p, std::size_t size) noexcept {
+    h.tlsf.deallocate(p, size);
+}
+
+void rt_heap::flush_front(thread_heap& h) noexcept {
+    (void)h.front.flush([&h](void* p, std::size_t whole) { h.tlsf.deallocate(p, whole); });
 }
 
 bool rt_heap::grow(thread_heap& h, std::size_t size, std::size_t align) noexcept {
@@ -318,6 +404,7 @@ bool rt_heap::grow(thread_heap& h, std::size_t size, std::size_t align) noexcept
 }
 
 void rt_heap::free_remote(thread_heap* owner, void* p, std::size_t size) noexcept {
+    if (p == nullptr) return;  // kept off the owner's path: nullptr lies in no segment
     if (owner == nullptr || !is_aligned(p, tlsf_allocator::classes::user_align)) [[unlikely]] {
         report_violation(violation_kind::foreign_pointer, name, p, size,
                          "deallocate(%p): not a block of this heap", p);
@@ -340,7 +427,7 @@ void rt_heap::drain(thread_heap& h, std::size_t limit) noexcept {
         if (n == nullptr) return;
         const std::size_t size = n->size;
         n->mark = 0;  // a block handed out again must not look queued
-        h.tlsf.deallocate(n, size);
+        free_own(h, n, size);
     }
 }
 
@@ -351,6 +438,17 @@ void* rt_heap::reallocate(void* p, std::size_t old_size, std::size_t new_size,
         const std::uintptr_t offset =
             reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(base_);
         if (owners_[offset >> segment_shift_].load(std::memory_order_relaxed) == h) {
+            // TLSF sees a block on a list as live: its own checks would let a freed one through.
+            if constexpr (check_level >= 1) {
+                if (!h->tlsf.valid_live(p, old_size, "reallocate")) return nullptr;  // reported
+                if (front_list::marked(p)) {
+                    report_violation(violation_kind::double_free, name, p, old_size,
+                                     "reallocate(%p): the block was freed (it waits on its "
+                                     "size-class list or its owner's queue)",
+                                     p);
+                    return nullptr;
+                }
+            }
             if (void* q = h->tlsf.reallocate(p, old_size, new_size, align)) return q;
             if (new_size > tlsf_allocator::max_pool_bytes || !is_pow2(align)) return nullptr;
         }
@@ -395,14 +493,25 @@ rtmem::stats rt_heap::stats() const noexcept {
     for (unsigned i = 0; i < options_.max_threads; ++i) {
         const int state = states_[i].load(std::memory_order_acquire);
         if (state != slot_owned && state != slot_abandoned) continue;
-        const rtmem::stats t = heap_at(i)->tlsf.stats();
+        // TLSF counts the blocks on the size-class lists as live.
+        const thread_heap* h = heap_at(i);
+        const rtmem::stats t = h->tlsf.stats();
         s.capacity += t.capacity;
-        s.used += t.used;
+        s.used += t.used - h->front.bytes();
         s.peak += t.peak;
-        s.live_count += t.live_count;
-        s.total_count += t.total_count;
+        s.live_count += t.live_count - h->front.blocks();
+        s.total_count += t.total_count + h->front.pops() - h->prepared;
     }
     return s;
+}
+
+std::size_t rt_heap::cached_blocks() const noexcept {
+    std::size_t n = 0;
+    for (unsigned i = 0; base_ != nullptr && i < options_.max_threads; ++i) {
+        const int state = states_[i].load(std::memory_order_acquire);
+        if (state == slot_owned || state == slot_abandoned) n += heap_at(i)->front.blocks();
+    }
+    return n;
 }
 
 unsigned rt_heap::threads_attached() const noexcept {
@@ -435,6 +544,13 @@ bool rt_heap::check() const noexcept {
         if (state == slot_busy) return fail("a thread heap is busy in a quiet check", h);
         if (h->index != i) return fail("a thread heap's index is wrong", h);
         if (!h->tlsf.check()) return false;  // reported by tlsf_allocator
+        const auto in_heap = [this, h](const void* p) {
+            const std::uintptr_t offset =
+                reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(base_);
+            return offset < reserved_ &&
+                   owners_[offset >> segment_shift_].load(std::memory_order_relaxed) == h;
+        };
+        if (!h->front.check(in_heap)) return fail("a size-class list is corrupted", h);
         std::size_t segments = 0;
         for (std::size_t s = 0; s < granted; ++s)
             segments += owners_[s].load(std::memory_order_relaxed) == h;

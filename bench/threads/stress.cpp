@@ -114,6 +114,31 @@ histogram all_latencies;
 
 thread_local histogram* local_latencies = nullptr;
 
+// RTMEM_STRESS_SLOWEST=N: each thread keeps its N slowest allocating calls (latency, the call's
+// index in the thread, the size), printed to stderr at the end: where a tail comes from (a
+// thread's first calls, or calls anywhere in the run).
+struct slow_call {
+    std::uint64_t ticks, index;
+    std::size_t size;
+};
+std::size_t slowest_kept = 0;
+std::vector<std::vector<slow_call>> slowest_of_threads;
+thread_local std::vector<slow_call>* local_slowest = nullptr;
+thread_local std::uint64_t local_calls = 0;
+
+void keep_if_slow(std::uint64_t t, std::size_t size) noexcept {
+    std::vector<slow_call>& v = *local_slowest;
+    const slow_call c{t, local_calls, size};
+    if (v.size() < slowest_kept) {
+        v.push_back(c);
+        return;
+    }
+    auto least = std::min_element(v.begin(), v.end(), [](const slow_call& a, const slow_call& b) {
+        return a.ticks < b.ticks;
+    });
+    if (least->ticks < t) *least = c;
+}
+
 // Each worker thread records into its own histogram, merged when it finishes.
 struct recording {
     std::unique_ptr<histogram> h = std::make_unique<histogram>();
@@ -123,19 +148,31 @@ struct recording {
     // per-thread set-up lands in the latency columns (it still counts in CPU time).
     recording() {
         local_latencies = h.get();
+        local_calls = 0;
+        if (slowest_kept != 0) {
+            slow = std::make_unique<std::vector<slow_call>>();
+            slow->reserve(slowest_kept);
+            local_slowest = slow.get();
+        }
         if (rt != nullptr) rt->attach();
     }
     ~recording() {
         std::lock_guard guard(results_lock);
         all_latencies.merge(*h);
         local_latencies = nullptr;
+        if (slow) slowest_of_threads.push_back(*slow);
+        local_slowest = nullptr;
     }
+    std::unique_ptr<std::vector<slow_call>> slow;
 };
 
 void* timed_allocate(std::size_t n) noexcept {
     const std::uint64_t t0 = ticks();
     void* p = allocate(n);
-    local_latencies->add(ticks() - t0);
+    const std::uint64_t t = ticks() - t0;
+    local_latencies->add(t);
+    if (local_slowest != nullptr) keep_if_slow(t, n);
+    ++local_calls;
     if (p == nullptr) {
         std::fprintf(stderr, "allocation of %zu bytes failed\n", n);
         std::abort();
@@ -341,6 +378,8 @@ int main(int argc, char** argv) {
         return 2;
     }
     const std::string_view heap = argv[1], workload = argv[2];
+    if (const char* n = std::getenv("RTMEM_STRESS_SLOWEST"))
+        slowest_kept = static_cast<std::size_t>(std::atoi(n));
     const auto threads = static_cast<unsigned>(std::max(1, std::atoi(argv[3])));
     const double scale = argc > 4 ? std::atof(argv[4]) : 1.0;
     std::unique_ptr<rtmem::rt_heap> owned;
@@ -395,6 +434,16 @@ int main(int argc, char** argv) {
     void* (*malloc_fn)(std::size_t) = &std::malloc;
     void* (*new_fn)(std::size_t) = &::operator new;
     const histogram& h = all_latencies;
+    for (std::size_t t = 0; t < slowest_of_threads.size(); ++t) {
+        auto& v = slowest_of_threads[t];
+        std::sort(v.begin(), v.end(),
+                  [](const slow_call& a, const slow_call& b) { return a.ticks > b.ticks; });
+        std::fprintf(stderr, "recording %zu, slowest calls (ns @ call index, size):", t);
+        for (const slow_call& c : v)
+            std::fprintf(stderr, " %.0f@%llu,%zu", static_cast<double>(c.ticks) * tick_ns,
+                         static_cast<unsigned long long>(c.index), c.size);
+        std::fprintf(stderr, "\n");
+    }
     std::printf(
         "workload=%s heap=%s threads=%u calls=%s malloc=%s new=%s wall_s=%.4f cpu_s=%.4f "
         "peak_rss_kb=%ld allocs=%llu p50_ns=%.0f p99_ns=%.0f p999_ns=%.0f p9999_ns=%.0f "

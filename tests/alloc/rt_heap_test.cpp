@@ -180,6 +180,83 @@ TEST(RtHeap, MisuseIsReported) {
     EXPECT_TRUE(h.check());
 }
 
+TEST(RtHeap, SizeClassListsServeTheSameSizeLastInFirstOutAndStayBounded) {
+    rt_heap_options o = small_segments();
+    o.cache_depth = 4;
+    o.cache_class_bytes = 2000;
+    rt_heap h{o};
+    void* blocks[10];
+    for (auto& p : blocks) ASSERT_NE(p = h.allocate(100), nullptr);
+    for (void* p : blocks) h.deallocate(p, 100);
+    EXPECT_EQ(h.cached_blocks(), 4u);  // cache_depth: the other six went back to TLSF
+    EXPECT_EQ(h.stats().live_count, 0u);
+    EXPECT_EQ(h.stats().used, 0u);
+    // 97..104 bytes share the 104-byte block class; the last block pushed comes out first.
+    EXPECT_EQ(h.allocate(97), blocks[3]);
+    EXPECT_EQ(h.allocate(104), blocks[2]);
+    EXPECT_EQ(h.cached_blocks(), 2u);
+    EXPECT_EQ(h.stats().live_count, 2u);
+    EXPECT_EQ(h.stats().total_count, 12u);
+    h.deallocate(blocks[3], 97);
+    h.deallocate(blocks[2], 104);
+    // cache_class_bytes: 1000-byte blocks, at most 2000 bytes of them on their list.
+    void* big[5];
+    for (auto& p : big) ASSERT_NE(p = h.allocate(1000), nullptr);
+    for (void* p : big) h.deallocate(p, 1000);
+    EXPECT_EQ(h.cached_blocks(), 4u + 2u);
+    // Requests of 1..8 bytes take the smallest blocks (24 bytes, the class of 9..24).
+    void* small = h.allocate(16);
+    h.deallocate(small, 16);
+    EXPECT_EQ(h.allocate(1), small);
+    h.deallocate(small, 1);
+    EXPECT_EQ(h.stats().live_count, 0u);
+    EXPECT_TRUE(h.check());
+}
+
+TEST(RtHeap, BlocksOnTheListsGoBackToTlsfBeforeTheHeapGrows) {
+    rt_heap_options o = small_segments();
+    o.cache_depth = 64;
+    o.cache_class_bytes = 1u << 20;
+    rt_heap h{o};
+    void* blocks[60];  // ~60 KiB: most of the first 64 KiB segment
+    for (auto& p : blocks) ASSERT_NE(p = h.allocate(1000), nullptr);
+    for (void* p : blocks) h.deallocate(p, 1000);
+    EXPECT_EQ(h.cached_blocks(), 60u);
+    EXPECT_EQ(h.segments_used(), 1u);
+    void* p = h.allocate(50000);  // only the listed blocks, coalesced, hold it
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(h.segments_used(), 1u);
+    EXPECT_EQ(h.cached_blocks(), 0u);
+    h.deallocate(p, 50000);
+    EXPECT_EQ(h.stats().total_count, 61u);
+    EXPECT_TRUE(h.check());
+}
+
+TEST(RtHeap, SecondFreeOfABlockOnAListOrInTheQueueIsReported) {
+    if constexpr (rtmem::check_level < 1) GTEST_SKIP() << "needs RTMEM_CHECKS >= 1";
+    rtmem::testing::violation_recorder rec;
+    rt_heap h{small_segments()}, other{small_segments()};
+    void* p = h.allocate(64);
+    void* q = h.allocate(64);
+    h.deallocate(p, 64);
+    h.deallocate(p, 64);  // p waits on its size-class list
+    EXPECT_EQ(rec.count(violation_kind::double_free), 1u);
+    EXPECT_EQ(h.reallocate(p, 64, 128), nullptr);  // resizing a freed block
+    EXPECT_EQ(rec.count(violation_kind::double_free), 2u);
+    other.deallocate(other.allocate(16), 16);  // binds this thread to `other`
+    h.deallocate(q, 64);  // not bound to h: the cross-thread path, into h's queue
+    // Bound to h again by an allocate its list serves (a miss would take q back first).
+    EXPECT_EQ(h.allocate(64), p);  // the list is intact
+    h.deallocate(q, 64);           // the owner frees a queued block
+    EXPECT_EQ(rec.count(violation_kind::double_free), 3u);
+    EXPECT_EQ(rec.count(), 3u);
+    h.deallocate(p, 64);
+    h.collect();
+    EXPECT_EQ(h.stats().live_count, 0u);
+    EXPECT_TRUE(h.check());
+    EXPECT_TRUE(other.check());
+}
+
 TEST(RtHeap, ReallocateInPlaceAcrossSegmentsAndFromAnotherHeap) {
     rt_heap h{small_segments()};
     auto* p = static_cast<unsigned char*>(h.allocate(100));

@@ -40,7 +40,8 @@ void* allocate_slow(std::size_t size, std::size_t align) noexcept;
 [[gnu::always_inline]] inline void* allocate(std::size_t size, std::size_t align) noexcept {
     rt_heap* heap = g_heap.load(std::memory_order_acquire);
     if (tl_guard == 0 && heap != nullptr && tl_attached && size <= g_largest) [[likely]] {
-        if (void* p = heap->allocate(size == 0 ? 1 : size, align == 0 ? 16 : align)) [[likely]]
+        // size 0 gets rt_heap's smallest block, as glibc gives its smallest chunk.
+        if (void* p = heap->allocate(size, align == 0 ? 16 : align)) [[likely]]
             return p;
     }
     return allocate_slow(size, align);

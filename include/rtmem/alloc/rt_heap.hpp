@@ -1,7 +1,7 @@
 // rt_heap: a general-purpose heap for many threads with a stated worst case per call. Each
-// thread gets its own TLSF heap (with the front cache) and allocates and frees its own blocks
-// without a lock; a block freed by another thread goes into its owner's wait-free queue and the
-// owner takes it back in bounded batches.
+// thread gets its own TLSF heap behind bounded size-class free lists and allocates and frees its
+// own blocks without a lock; a block freed by another thread goes into its owner's wait-free
+// queue and the owner takes it back in bounded batches.
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -11,6 +11,7 @@
 #include "rtmem/alloc/tlsf.hpp"
 #include "rtmem/core/allocator.hpp"
 #include "rtmem/detail/remote_free_list.hpp"
+#include "rtmem/detail/rt_heap_front.hpp"
 #include "rtmem/sync/cache_aligned.hpp"
 
 namespace rtmem {
@@ -25,8 +26,12 @@ struct rt_heap_options {
     /// Thread heaps that can exist at once (a thread's heap is reused after it exits). A thread
     /// that finds none free gets nullptr from allocate (its frees still work).
     unsigned max_threads = 64;
-    /// Front cache: freed blocks parked per exact size (tlsf_allocator::set_cache_depth).
-    unsigned cache_depth = 8;
+    /// Front lists: a thread's freed blocks of up to 2040 bytes wait on a free list per exact
+    /// block size (16-byte classes) for the next request of that size, at most cache_depth per
+    /// class and at most cache_class_bytes of them (one at least). 0: off, every free is a
+    /// TLSF free. A full list hands the freed block to TLSF.
+    unsigned cache_depth = 32;
+    std::size_t cache_class_bytes = std::size_t{16} << 10;
     /// At most this many blocks freed by other threads are taken back per allocate call: the
     /// allocate's worst case grows by one TLSF free per block (4: p99.99 of a producer/consumer
     /// run 1085 ns against 2268 ns with 16, docs/rt-heap.md). An owner that allocates less often
@@ -54,13 +59,16 @@ struct rt_heap_options {
 /// size finds a block's owner in O(1).
 ///
 /// Bounds per call (x86-64 instructions with RTMEM_CHECKS=0, measured in tests/perf):
-/// - allocate, own blocks: a TLSF allocate (cache pop ~35, worst ~200) after at most
-///   drain_batch TLSF frees of blocks other threads gave back (each <= ~200).
-/// - deallocate by the owning thread: a TLSF free (park ~48, worst ~200).
+/// - allocate, own blocks: a pop from the size-class list (~15); when it is empty, a TLSF
+///   allocate (<= ~200) after at most drain_batch blocks other threads gave back are taken
+///   (each a push onto a list or a TLSF free, <= ~200).
+/// - deallocate by the owning thread: a push onto the size-class list (~20); when it is full,
+///   a TLSF free (<= ~200).
 /// - deallocate by another thread: wait-free, one atomic exchange and a few stores.
 /// - Growing (the thread heap is full): one segment claim (a CAS loop, lock-free) and, unless
 ///   real_time, one mprotect to commit it. Before growing, every block other threads gave back
-///   is taken (O(those blocks)), then the front cache is flushed (O(bins x depth)).
+///   is taken (O(those blocks)), then the size-class lists are given back to TLSF (O(blocks
+///   they hold), at most 128 x cache_depth).
 /// - The first call from a thread binds it to a heap: O(max_threads) scan, and a thread-exit
 ///   hook (a pthread key; on Windows an FLS callback and one malloc). Outside real-time mode it
 ///   also initialises the thread heap (~10 KiB of list heads). Call attach() at thread start.
@@ -86,19 +94,19 @@ class rt_heap {
 
     [[nodiscard]] RTMEM_ALWAYS_INLINE void* allocate(
         std::size_t size, std::size_t align = default_alignment) noexcept {
-        thread_heap* h = local();
-        if (h == nullptr) [[unlikely]]
+        if (current_.id != id_) [[unlikely]]  // a binding to this heap is never null
             return allocate_unbound(size, align);
-        if (!h->remote.empty()) [[unlikely]]
-            drain(*h, drain_batch_);
-        if (void* p = h->tlsf.allocate(size, align)) [[likely]]
-            return p;
-        return allocate_slow(*h, size, align);
+        thread_heap* h = current_.heap;
+        if (size <= front_list::max_request && align <= front_align) [[likely]] {
+            if (void* p = h->front.pop(size)) [[likely]]
+                return p;
+        }
+        return allocate_miss(*h, size, align);
     }
 
     RTMEM_ALWAYS_INLINE void deallocate(void* p, std::size_t size,
                                         std::size_t align = default_alignment) noexcept {
-        if (p == nullptr) return;
+        (void)align;
         const std::uintptr_t offset =
             reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(base_);
         thread_heap* owner = nullptr;
@@ -106,8 +114,8 @@ class rt_heap {
             owner = owners_[offset >> segment_shift_].load(std::memory_order_acquire);
         // A binding for this heap is never null, so a match also means the segment was granted.
         if (owner == current_.heap && current_.id == id_) [[likely]]
-            return owner->tlsf.deallocate(p, size, align);
-        free_remote(owner, p, size);
+            return free_own(*owner, p, size);
+        free_remote(owner, p, size);  // nullptr too (it lies in no segment)
     }
 
     /// free() for a block whose size the caller does not know: deallocates p (as deallocate with
@@ -124,7 +132,7 @@ class rt_heap {
             return false;
         const std::size_t size = usable_size(p);
         if (owner == current_.heap && current_.id == id_) [[likely]]
-            owner->tlsf.deallocate(p, size);
+            free_own(*owner, p, size);
         else
             free_remote(owner, p, size);
         return true;
@@ -139,14 +147,11 @@ class rt_heap {
 
     /// Binds the calling thread to a thread heap now (what the first allocate does). False when
     /// every one of max_threads heaps is taken. In real-time mode a thread heap without memory
-    /// also gets its first segment here, so the thread's first allocate does not grow it (and
-    /// touches lines this call brought into the cache): each attached thread holds at least one.
-    bool attach() noexcept {
-        if (local() != nullptr) return true;
-        thread_heap* h = bind();
-        if (h != nullptr && options_.real_time && h->segments == 0) (void)grow(*h, 1, default_alignment);
-        return h != nullptr;
-    }
+    /// also gets its first segment here, so the thread's first allocate does not grow it: each
+    /// attached thread holds at least one. Then it reads the thread heap's bookkeeping (~12 KiB,
+    /// written by whichever thread built or last used it) into this core's cache, so the thread's
+    /// first calls do not each wait for memory (~1 us for the first allocate without it).
+    bool attach() noexcept;
 
     /// Takes back every block other threads freed into the calling thread's heap, and into the
     /// heaps of exited threads not yet adopted. O(those blocks).
@@ -169,6 +174,10 @@ class rt_heap {
     /// freed counts as live until its owner takes it back. Exact only while no other thread
     /// allocates or frees (read it from one thread at a quiet moment).
     [[nodiscard]] rtmem::stats stats() const noexcept;
+    /// Freed blocks waiting on the size-class lists of every thread heap (each list holds at
+    /// most min(cache_depth, cache_class_bytes / block size) of them). O(max_threads x 128);
+    /// exact only at a quiet moment, like stats().
+    [[nodiscard]] std::size_t cached_blocks() const noexcept;
     /// Thread heaps bound to running threads, and those left by exited threads.
     [[nodiscard]] unsigned threads_attached() const noexcept;
     [[nodiscard]] unsigned threads_abandoned() const noexcept;
@@ -185,9 +194,15 @@ class rt_heap {
   private:
     enum slot_state : int { slot_free = 0, slot_owned = 1, slot_abandoned = 2, slot_busy = 3 };
 
+    using front_list = detail::rt_heap_front;
+    // Requests aligned to more than TLSF's natural 16 bypass the lists.
+    static constexpr std::size_t front_align = tlsf_allocator::classes::user_align;
+
     struct alignas(destructive_interference_size) thread_heap {
+        front_list front;  // first: the fast paths touch only its lists
         tlsf_allocator tlsf;
         std::size_t segments = 0;  // granted to this heap
+        std::size_t prepared = 0;  // blocks attach() put on a list (stats() leaves them out)
         unsigned index = 0;
         detail::remote_free_list remote;
     };
@@ -203,12 +218,29 @@ class rt_heap {
         return current_.id == id_ ? current_.heap : nullptr;
     }
 
+    // The owner's free: onto its size-class list, else (full, or too large) a TLSF free.
+    RTMEM_ALWAYS_INLINE static void free_own(thread_heap& h, void* p, std::size_t size) noexcept {
+        if constexpr (check_level >= 1) {
+            if (!valid_own(h, p, size)) return;
+        }
+        const std::size_t whole = usable_size(p);
+        if (h.front.push(p, whole)) [[likely]]
+            return;
+        free_to_tlsf(h, p, size);
+    }
+    static bool valid_own(thread_heap& h, void* p, std::size_t size) noexcept;
+    static void free_to_tlsf(thread_heap& h, void* p, std::size_t size) noexcept;
+    static void flush_front(thread_heap& h) noexcept;
+
     thread_heap* bind() noexcept;
     void* allocate_unbound(std::size_t size, std::size_t align) noexcept;
+    void* allocate_miss(thread_heap& h, std::size_t size, std::size_t align) noexcept;
+    void* allocate_drained(thread_heap& h, std::size_t size, std::size_t align) noexcept;
     void* allocate_slow(thread_heap& h, std::size_t size, std::size_t align) noexcept;
     void free_remote(thread_heap* owner, void* p, std::size_t size) noexcept;
     static void drain(thread_heap& h, std::size_t limit) noexcept;
     bool grow(thread_heap& h, std::size_t size, std::size_t align) noexcept;
+    static void warm(const thread_heap& h) noexcept;
     thread_heap* heap_at(unsigned i) const noexcept;
     thread_heap* construct_heap(unsigned i) noexcept;
     void release(thread_heap* h) noexcept;  // the owning thread exits

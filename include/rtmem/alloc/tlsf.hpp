@@ -144,6 +144,12 @@ class tlsf_allocator {
 
     /// Whether p points into one of the pools' block areas. O(pools).
     [[nodiscard]] bool owns(const void* p) const noexcept;
+    /// deallocate's checks without the free: p starts a live block of at least `size` bytes
+    /// (else reported as foreign_pointer, double_free or size_mismatch, and false). O(pools).
+    /// For a front end that keeps blocks TLSF sees as live (rt_heap's size-class lists).
+    [[nodiscard]] bool valid_live(const void* p, std::size_t size, const char* op) const noexcept {
+        return valid_live_block(p, size, op);
+    }
     /// Bytes the block at p can hold (its size, >= what was requested).
     [[nodiscard]] static std::size_t usable_size(const void* p) noexcept {
         return block::from_user(p)->size();
