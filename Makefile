@@ -2,6 +2,7 @@
 #   make demo    the main job (scripts/demo)        make test   build + run all tests (dev preset)
 #   make bench   benchmark suite and report          make asan / make tsan   sanitizer test runs
 #   make bench-plan   the advisor's plan run on the demo and four Debian programs (bench/plan)
+#   make bench-sample-accuracy   sampled recording's estimates against exact traces (bench/tracer)
 #   make install-check   consumers against an installed Release build (tests/install)
 #   make deb     the Debian package (build/deb)       make deb-check   consumers against it
 #   make m32 / make windows / make wasm   the library and tests on 32-bit x86 Linux, on Windows
@@ -9,7 +10,7 @@
 JOBS ?= $(shell nproc)
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
 
-.PHONY: setup test demo bench bench-plan asan tsan m32 windows wasm release install-check deb deb-check format clean
+.PHONY: setup test demo bench bench-plan bench-sample-accuracy asan tsan m32 windows wasm release install-check deb deb-check format clean
 
 setup:
 	@scripts/setup
@@ -33,6 +34,12 @@ bench-plan: setup
 	cmake --preset release
 	cmake --build --preset release --target rtmem_cli rtmem_trace rtmem_malloc rtmem_demo
 	bench/plan/run.py
+
+bench-sample-accuracy: setup
+	cmake --preset release
+	cmake --build --preset release --target rtmem_cli rtmem_trace rtmem_bench_sample_accuracy
+	bench/tracer/sample_accuracy.py --rtmem build/release/tools/cli/rtmem \
+	  --tool build/release/bench/trace/rtmem_bench_sample_accuracy --interval 512K,16K
 
 asan: setup
 	cmake --preset asan

@@ -46,8 +46,8 @@ int main() {
     const rtmem::stats s = temp.stats();
     std::printf(
         "temp_containers: 300 frames, %zu visible in total; arena peak %zu KiB, "
-        "%zu KiB reserved, %zu allocations, now %zu bytes in use\n",
-        total, s.peak / 1024, temp.reserved_bytes() / 1024, s.total_count, s.used);
+        "%zu KiB reserved in %zu chunks, now %zu bytes in use\n",
+        total, s.peak / 1024, temp.reserved_bytes() / 1024, temp.chunk_count(), s.used);
     // Every frame's memory came back, and after the first frame no chunk was added.
     const bool ok = s.used == 0 && temp.reserved_bytes() == warm_reserved && total > 0;
     return ok ? 0 : 1;

@@ -42,6 +42,7 @@ arena::arena(arena&& o) noexcept
       cached_(std::exchange(o.cached_, 0)),
       serial_(o.serial_),
       owner_(o.owner_),
+      counts_blocks_(o.counts_blocks_),
       options_(o.options_),
       upstream_(o.upstream_),
       retreats_(o.retreats_) {}
@@ -287,8 +288,10 @@ rtmem::stats arena::stats() const noexcept {
     s.capacity = 0;  // grows on demand
     s.used = used();
     s.peak = peak_ > s.used ? peak_ : s.used;
-    s.live_count = total_ - base_;
-    s.total_count = total_;
+    if (counts_blocks_) {  // the temporary arena's inline bump does not count (temporary.hpp)
+        s.live_count = total_ - base_;
+        s.total_count = total_;
+    }
     return s;
 }
 

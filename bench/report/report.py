@@ -502,7 +502,9 @@ def allocator_tables(rep):
         rep.seed_rows(rows, headline=tuple(r[0] for r in rows if r[0].endswith(("8 B", "1 MiB"))))
         lin = ratio(m("table6_1/malloc/256"), m("table6_1/linear/256"))
         rep.check("malloc / linear at 256 B >= 40x", lin, (lin or 0) >= 40)
-        for v, bound in (("linear", 1.10), ("frame", 1.10), ("stack", 1.30)):
+        # Issue 16 found the stack at 1.12-1.27x the floor: at the floor means <= 1.10x, as the
+        # others (a 1.30x bound would have passed before the fix).
+        for v, bound in (("linear", 1.10), ("frame", 1.10), ("stack", 1.10)):
             for token in ("8", "256"):
                 r = ratio(m(f"table6_1/{v}/{token}"), m(f"table6_1/floor_bump/{token}"))
                 rep.check(f"{v} / floor at {token} B <= {bound:.2f}x", r, (r or 99) <= bound)

@@ -72,16 +72,18 @@ TEST_F(sampled_trace_test, the_report_weights_each_block_by_its_inverse_probabil
     // Counts: each block 10 or 11 (stochastic rounding of 10.508), the large one 1.
     EXPECT_GE(rep.allocations, 10u * 10 + 1);
     EXPECT_LE(rep.allocations, 10u * 11 + 1);
-    // Errors: 1.96 sqrt(sum of w (w - 1) x^2), the large block adding nothing.
-    EXPECT_NEAR(rep.bytes_allocated_error, 1.96 * std::sqrt(10 * w * (w - 1) * 100 * 100), 1e-6);
-    EXPECT_NEAR(rep.leaked_bytes_error, 1.96 * std::sqrt(5 * w * (w - 1) * 100 * 100), 1e-6);
+    // Variances: sum of w (w - 1) x^2, the large block adding nothing.
+    EXPECT_NEAR(rep.bytes_allocated_variance, 10 * w * (w - 1) * 100 * 100, 1e-6);
+    EXPECT_NEAR(rep.leaked_bytes_variance, 5 * w * (w - 1) * 100 * 100, 1e-6);
+    EXPECT_NEAR(rep.allocations_variance, 10 * w * (w - 1), 1e-9);
     EXPECT_EQ(rep.temporaries, 0u) << "not measurable on a sample";
     auto sites = top_sites(rep, site_order::bytes, 2);
     ASSERT_EQ(sites.size(), 2u);
     EXPECT_EQ(sites[0].bytes, 50000u);
-    EXPECT_NEAR(sites[0].bytes_error, 0, 1e-6);
+    EXPECT_NEAR(sites[0].bytes_variance, 0, 1e-6);
     EXPECT_EQ(sites[1].bytes, 10 * b100);
-    EXPECT_GT(sites[1].bytes_error, 0);
+    EXPECT_NEAR(sites[1].bytes_variance, 10 * w * (w - 1) * 100 * 100, 1e-6);
+    EXPECT_NEAR(sites[1].calls_variance, 10 * w * (w - 1), 1e-9);
 }
 
 TEST_F(sampled_trace_test, advise_weights_the_blocks_and_knows_the_trace_is_sampled) {
@@ -113,12 +115,19 @@ TEST_F(sampled_trace_test, diff_labels_the_sampled_side_as_estimates) {
     print_diff(text, d, 10);
     EXPECT_NE(text.str().find("A is a sampled trace"), std::string::npos) << text.str();
     EXPECT_EQ(text.str().find("B is a sampled trace"), std::string::npos) << text.str();
+    // The note says A's allocation total is exact: it is its counts chunk's, not the estimate.
+    EXPECT_NE(text.str().find("allocations 107 -> 1 "), std::string::npos) << text.str();
     const auto j = diff_json(d, 10);
+    EXPECT_EQ(j["a"]["allocations"].get<std::uint64_t>(), 107u);
+    EXPECT_NE(d.a.allocations, 107u) << "the estimate, to tell the two apart";
     EXPECT_TRUE(j["a"]["estimated"].get<bool>());
     EXPECT_EQ(j["a"]["sample_interval"].get<std::uint64_t>(), interval);
-    EXPECT_GT(j["a"]["bytes_allocated_error"].get<double>(), 0);
+    const auto ci = j["a"]["bytes_allocated_interval"];
+    ASSERT_EQ(ci.size(), 2u);
+    EXPECT_LT(ci[0].get<double>(), j["a"]["bytes_allocated"].get<double>());
+    EXPECT_GT(ci[1].get<double>(), j["a"]["bytes_allocated"].get<double>());
     EXPECT_FALSE(j["b"]["estimated"].get<bool>());
-    EXPECT_FALSE(j["b"].contains("bytes_allocated_error"));
+    EXPECT_FALSE(j["b"].contains("bytes_allocated_interval"));
 }
 
 }  // namespace

@@ -1,12 +1,21 @@
 // What each check level guarantees, compiled once per level against the library built at that
 // level (tests/levels/CMakeLists.txt): the empty state after LIFO frees, stale markers (level
-// >= 1), and ASan poisoning of pool blocks, link word included (every level, ASan builds only).
+// >= 1), ASan poisoning of pool blocks, link word included (every level, ASan builds only), and
+// the temporary resource's bump, inline at level 0 only.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <new>
+#include <utility>
 #include <vector>
+
+#if __has_include(<memory_resource>)  // temp_scope is std::pmr based (absent on emscripten 3.1)
+#include "rtmem/adapt/temporary.hpp"
+#endif
 
 #include "rtmem/alloc/arena.hpp"
 #include "rtmem/alloc/growing_stack.hpp"
@@ -68,6 +77,51 @@ TEST(Levels, StaleMarkerBelowTheTop) {
     EXPECT_EQ(rec.count(violation_kind::stale_marker), 2u);
     EXPECT_EQ(lin.used(), 200u);
 }
+
+#if __has_include(<memory_resource>)
+// The temporary resource and temp_scope::allocate bump the current chunk inline at level 0 only
+// (with a runtime size and alignment, uncounted); every level must hand out aligned, disjoint
+// blocks (zero sizes distinct), refuse sizes that cannot fit without moving the top, and count
+// bytes, not blocks.
+TEST(Levels, TemporaryBlocksAreAlignedDisjointAndBounded) {
+    violation_recorder rec;  // a size whose padding overflows is a bad_size report
+    rtmem::temp_scope scope;
+    std::pmr::memory_resource* r = scope.resource();
+    const auto before = rtmem::temporary_allocator().stats();
+    std::vector<std::pair<unsigned char*, std::size_t>> blocks;
+    const std::size_t sizes[] = {0, 1, 24, 48, 100, 4096, 70000};
+    std::size_t requested = 0;
+    for (int i = 0; i < 700; ++i) {
+        const std::size_t size = sizes[i % 7];
+        const std::size_t align = std::size_t{1} << (i % 9);  // 1 .. 256
+        void* v = i % 3 == 0 ? scope.allocate(size, align) : r->allocate(size, align);
+        ASSERT_NE(v, nullptr);
+        ASSERT_TRUE(rtmem::is_aligned(v, align)) << size << " " << align;
+        auto* p = static_cast<unsigned char*>(v);
+        if (size != 0) std::memset(p, i & 0xFF, size);
+        blocks.emplace_back(p, size);
+        requested += size;
+        if (i == 350) {  // sizes that cannot fit, half-way: the top must not move
+            EXPECT_THROW((void)r->allocate(SIZE_MAX, 16), std::bad_alloc);  // bad_size
+#ifndef RTMEM_HAS_ASAN  // these reach malloc, which ASan aborts instead of returning null
+            EXPECT_THROW((void)r->allocate(std::size_t{1} << 63, 16), std::bad_alloc);
+            EXPECT_THROW((void)r->allocate(SIZE_MAX - 4095, 64), std::bad_alloc);  // wraps top
+            EXPECT_EQ(scope.allocate(SIZE_MAX - 100, 16), nullptr);
+#endif
+        }
+    }
+    EXPECT_EQ(rec.count(violation_kind::bad_size), 1u);  // the others: the upstream said no
+    std::sort(blocks.begin(), blocks.end());
+    for (std::size_t i = 1; i < blocks.size(); ++i) {
+        const auto [p, size] = blocks[i - 1];
+        EXPECT_LE(p + std::max<std::size_t>(size, 1), blocks[i].first) << i;  // disjoint, distinct
+    }
+    const auto after = rtmem::temporary_allocator().stats();
+    EXPECT_GE(after.used - before.used, requested);
+    EXPECT_EQ(after.live_count, 0u);  // the temporary arena counts bytes, not blocks
+    EXPECT_EQ(after.total_count, 0u);
+}
+#endif
 
 TEST(Levels, LegalUseRaisesNoSanitizerReport) {
     std::vector<std::byte> heap(1 << 20);

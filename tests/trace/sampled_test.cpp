@@ -61,7 +61,7 @@ class sampled_test : public ::testing::Test {
             auto& o = out[names.key(s.stack)];
             o.bytes += s.bytes;
             o.calls += s.calls;
-            o.bytes_error = std::sqrt(o.bytes_error * o.bytes_error + s.bytes_error * s.bytes_error);
+            o.bytes_variance += s.bytes_variance;
         }
         return out;
     }
@@ -93,17 +93,18 @@ TEST_F(sampled_test, exact_counts_match_a_full_trace_and_estimates_match_the_tru
     EXPECT_GE(f.exact_counts()->calls[static_cast<std::size_t>(op::malloc)], 225400u);
     EXPECT_LT(s.event_count() * 20, f.event_count()) << "a sample, not every call";
 
-    // Totals: within ~4 standard deviations (2 x the reported 95% half-width) of the truth.
+    // Totals: within ~4 standard deviations of the truth.
     auto est = rtmem::analyze::analyze_events(s);
+    auto sd4 = [](double variance) { return 4 * std::sqrt(variance); };
     EXPECT_TRUE(est.exact_calls);
     EXPECT_EQ(est.calls[static_cast<std::size_t>(op::malloc)], truth.calls[static_cast<std::size_t>(op::malloc)]);
-    EXPECT_GT(est.bytes_allocated_error, 0);
+    EXPECT_GT(est.bytes_allocated_variance, 0);
     EXPECT_NEAR(static_cast<double>(est.bytes_allocated), static_cast<double>(truth.bytes_allocated),
-                2 * est.bytes_allocated_error);
+                sd4(est.bytes_allocated_variance));
     EXPECT_NEAR(static_cast<double>(est.allocations), static_cast<double>(truth.allocations),
-                2 * est.allocations_error);
+                sd4(est.allocations_variance));
     EXPECT_NEAR(static_cast<double>(est.leaked_bytes), static_cast<double>(truth.leaked_bytes),
-                2 * est.leaked_bytes_error + 1024);
+                sd4(est.leaked_bytes_variance) + 1024);
 
     // Per site (the four sites of sampled_subject.c and the realloc one): within 4 standard
     // deviations, and within 10% for sites of 10 MiB or more.
@@ -114,7 +115,7 @@ TEST_F(sampled_test, exact_counts_match_a_full_trace_and_estimates_match_the_tru
         auto it = est_sites.find(key);
         ASSERT_NE(it, est_sites.end()) << "site of " << t.bytes << " B not sampled";
         auto tb = static_cast<double>(t.bytes), eb = static_cast<double>(it->second.bytes);
-        EXPECT_NEAR(eb, tb, 2 * it->second.bytes_error + 1) << key;
+        EXPECT_NEAR(eb, tb, sd4(it->second.bytes_variance) + 1) << key;
         if (t.bytes >= (10u << 20)) {
             EXPECT_NEAR(eb, tb, 0.1 * tb) << key;
         }
@@ -310,9 +311,9 @@ TEST_F(sampled_test, sampling_inside_rt_heap_writes_the_same_trace) {
     EXPECT_EQ(est.unknown_frees, 0u);
     EXPECT_LT(h.event_count() * 20, f.event_count()) << "a sample, not every call";
     EXPECT_NEAR(static_cast<double>(est.bytes_allocated),
-                static_cast<double>(truth.bytes_allocated), 2 * est.bytes_allocated_error);
+                static_cast<double>(truth.bytes_allocated), 4 * std::sqrt(est.bytes_allocated_variance));
     EXPECT_NEAR(static_cast<double>(est.leaked_bytes), static_cast<double>(truth.leaked_bytes),
-                2 * est.leaked_bytes_error + 1024);
+                4 * std::sqrt(est.leaked_bytes_variance) + 1024);
     // Stacks: the sites are the subject's, keyed as in the preload's sampled trace (the 1 MiB
     // site is recorded almost surely in both: ~400 MiB of it).
     trace_reader g(glibc);

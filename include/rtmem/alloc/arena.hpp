@@ -12,7 +12,7 @@
 namespace rtmem {
 
 namespace detail {
-class temporary_resource;  // its pmr do_allocate bumps the current chunk inline
+class temporary_resource;  // bumps the current chunk inline, uncounted (counts_blocks_ off)
 }  // namespace detail
 
 /// How an arena sizes the chunks it asks its upstream for.
@@ -169,6 +169,7 @@ class arena {
     std::size_t cached_ = 0;
     std::uint64_t serial_ = 0;
     std::uint32_t owner_ = detail::next_owner_tag();
+    bool counts_blocks_ = true;  // false: stats() reports no live_count / total_count
     arena_options options_;
     detail::upstream_ref upstream_;
     detail::retreat_log retreats_;  // with checks on, over regular_position(): stale markers

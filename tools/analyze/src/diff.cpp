@@ -7,8 +7,10 @@
 #include <map>
 #include <memory>
 #include <ostream>
+#include <tuple>
 
 #include "rtmem/analyze/report_output.hpp"
+#include "rtmem/analyze/sample_weight.hpp"
 
 namespace rtmem::analyze {
 
@@ -27,6 +29,17 @@ std::string signed_str(std::uint64_t a, std::uint64_t b, bool bytes) {
     return out;
 }
 
+// Allocation calls: a sampled trace's exact counts (malloc, calloc, realloc, aligned_alloc, new,
+// new[]) when it has them, not the estimate from its recorded blocks.
+std::uint64_t allocation_total(const report_data& r) {
+    if (r.sample_interval == 0 || !r.exact_calls) return r.allocations;
+    std::uint64_t n = 0;
+    for (std::size_t k = 0; k < op_count; ++k) {
+        if (is_allocation(static_cast<op>(k)) || static_cast<op>(k) == op::realloc) n += r.calls[k];
+    }
+    return n;
+}
+
 // "A is sampled (...)": which sides are estimates, so a delta is not read as exact.
 std::string sampled_note(const trace_diff& d) {
     std::string out;
@@ -34,9 +47,8 @@ std::string sampled_note(const trace_diff& d) {
         if (r.sample_interval == 0) return;
         out += std::string("note: ") + name + " is a sampled trace (1 per " +
                human_bytes(r.sample_interval) + " on average): its bytes, peaks and per-site " +
-               "figures are estimates (95% error of its bytes: " +
-               human_bytes(static_cast<std::uint64_t>(r.bytes_allocated_error)) +
-               "); its allocation total is " + (r.exact_calls ? "exact" : "an estimate") + "\n";
+               "figures are estimates (its bytes ~" + human_bytes(r.bytes_allocated) + ", 95%: " +
+               interval_text(r.bytes_allocated, r.bytes_allocated_variance, true) + "); its allocation total is " + (r.exact_calls ? "exact" : "an estimate") + "\n";
     };
     side("A", d.a);
     side("B", d.b);
@@ -44,14 +56,19 @@ std::string sampled_note(const trace_diff& d) {
 }
 
 nlohmann::json side_json(const report_data& r) {
-    nlohmann::json j = {{"allocations", r.allocations},
+    nlohmann::json j = {{"allocations", allocation_total(r)},
                         {"bytes_allocated", r.bytes_allocated},
                         {"peak_live_bytes", r.peak_live_bytes},
                         {"sample_interval", r.sample_interval},
                         {"estimated", r.sample_interval != 0}};
     if (r.sample_interval != 0) {
-        j["bytes_allocated_error"] = r.bytes_allocated_error;
-        j["peak_live_error"] = r.peak_live_error;
+        for (auto [name, v, var] : {std::tuple{"bytes_allocated_interval", r.bytes_allocated,
+                                               r.bytes_allocated_variance},
+                                    std::tuple{"peak_live_interval", r.peak_live_bytes,
+                                               r.peak_live_variance}}) {
+            const interval95 ci = confidence95(static_cast<double>(v), var);
+            j[name] = nlohmann::json::array({ci.low, ci.high});
+        }
     }
     return j;
 }
@@ -107,8 +124,8 @@ void print_diff(std::ostream& out, const trace_diff& d, std::size_t top) {
         "allocations %" PRIu64 " -> %" PRIu64
         " (%s); bytes %s -> %s (%s); peak %s -> "
         "%s (%s)\n",
-        d.a.allocations, d.b.allocations,
-        signed_str(d.a.allocations, d.b.allocations, false).c_str(),
+        allocation_total(d.a), allocation_total(d.b),
+        signed_str(allocation_total(d.a), allocation_total(d.b), false).c_str(),
         human_bytes(d.a.bytes_allocated).c_str(), human_bytes(d.b.bytes_allocated).c_str(),
         signed_str(d.a.bytes_allocated, d.b.bytes_allocated, true).c_str(),
         human_bytes(d.a.peak_live_bytes).c_str(), human_bytes(d.b.peak_live_bytes).c_str(),

@@ -86,12 +86,12 @@ class analyzer : public decode_handler {
             s.live_bytes += w.bytes;
             s.live_blocks += w.count;
         });
-        r_.leaked_bytes_error = error95(var_leaked);
-        r_.allocations_error = error95(var_allocations_);
-        r_.bytes_allocated_error = error95(var_bytes_);
+        r_.leaked_bytes_variance = var_leaked;
+        r_.allocations_variance = var_allocations_;
+        r_.bytes_allocated_variance = var_bytes_;
         for (std::size_t i = 0; i < sites_.size(); ++i) {
-            sites_[i].calls_error = error95(var_by_site_[i].first);
-            sites_[i].bytes_error = error95(var_by_site_[i].second);
+            sites_[i].calls_variance = var_by_site_[i].first;
+            sites_[i].bytes_variance = var_by_site_[i].second;
         }
         for (auto& s : sites_) {  // (sites without calls: blocks live when a window opened)
             if (s.calls != 0 || s.live_bytes != 0 || s.peak_bytes != 0) r_.sites.push_back(s);
@@ -155,7 +155,7 @@ class analyzer : public decode_handler {
     }
     void new_peak(std::uint64_t time) {
         r_.peak_live_bytes = live_bytes_;
-        r_.peak_live_error = error95(var_live_);
+        r_.peak_live_variance = var_live_;
         r_.peak_time_ns = time;
         for (std::uint32_t id : dirty_) {
             peak_by_site_[id] = live_by_site_[id];

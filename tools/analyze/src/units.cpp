@@ -5,7 +5,18 @@
 #include <cmath>
 #include <cstdio>
 
+#include "rtmem/analyze/sample_weight.hpp"
+
 namespace rtmem::analyze {
+
+std::string interval_text(std::uint64_t estimate, double variance, bool bytes) {
+    const interval95 ci = confidence95(static_cast<double>(estimate), variance);
+    auto text = [bytes](double v) {
+        const auto n = static_cast<std::uint64_t>(std::llround(v));
+        return bytes ? human_bytes(n) : std::to_string(n);
+    };
+    return text(ci.low) + "–" + text(ci.high);
+}
 
 std::string human_bytes(std::uint64_t b) {
     char buf[32];

@@ -20,22 +20,22 @@ std::string span(const report_data& r) {
     return "over " + human_ns(r.duration_ns - from) + " since the window opened";
 }
 
-// A sampled trace's figures are estimates: "~1.2 MiB ± 40.0 KiB".
-std::string bytes_figure(const report_data& r, std::uint64_t v, double error) {
-    if (r.sample_interval == 0) return human_bytes(v);
+// A sampled trace's figures are estimates: "~1.2 MiB (95%: 1.1 MiB–1.4 MiB)".
+std::string estimate_figure(const report_data& r, std::uint64_t v, double variance, bool bytes) {
+    std::string value = bytes ? human_bytes(v) : std::to_string(v);
+    if (r.sample_interval == 0) return value;
     std::string out = "~";  // appended piecewise: GCC 12's -Wrestrict misfires on "~" + s at -O3
-    out += human_bytes(v);
-    out += " ± ";
-    out += human_bytes(static_cast<std::uint64_t>(error + 0.5));
+    out += value;
+    out += " (95%: ";
+    out += interval_text(v, variance, bytes);
+    out += ")";
     return out;
 }
-std::string count_figure(const report_data& r, std::uint64_t v, double error) {
-    if (r.sample_interval == 0) return std::to_string(v);
-    std::string out = "~";
-    out += std::to_string(v);
-    out += " ± ";
-    out += std::to_string(static_cast<std::uint64_t>(error + 0.5));
-    return out;
+std::string bytes_figure(const report_data& r, std::uint64_t v, double variance) {
+    return estimate_figure(r, v, variance, true);
+}
+std::string count_figure(const report_data& r, std::uint64_t v, double variance) {
+    return estimate_figure(r, v, variance, false);
 }
 
 void sampling_text(std::ostream& out, const report_data& r) {
@@ -43,8 +43,8 @@ void sampling_text(std::ostream& out, const report_data& r) {
     out << "sampled trace: one sample per " << human_bytes(r.sample_interval)
         << " allocated on average; ~ marks estimates (each recorded block of size s counts "
            "1/(1-exp(-s/"
-        << r.sample_interval << ")) times), ± their 95% error (1.96 standard deviations, "
-           "Horvitz-Thompson variance); "
+        << r.sample_interval << ")) times), with their 95% intervals (from the Horvitz-Thompson "
+           "variance; a peak reads high when few blocks are live); "
         << (r.exact_calls ? "calls and requested bytes per call are exact (the tracer's counts)"
             : r.windowed  ? "calls are the recorded events of the window (exact counts cover the whole run)"
                           : "calls are the recorded events (no exact counts: the trace did not end cleanly)")
@@ -74,7 +74,7 @@ void summary_text(std::ostream& out, const section_input& in) {
     out << "\n";
     std::snprintf(line, sizeof line, "events %" PRIu64 " %s; allocations %s, deallocations %s%s, frames %" PRIu64 "\n",
                   in.r.events, span(in.r).c_str(),
-                  count_figure(in.r, in.r.allocations, in.r.allocations_error).c_str(),
+                  count_figure(in.r, in.r.allocations, in.r.allocations_variance).c_str(),
                   in.r.sample_interval != 0 ? "~" : "", std::to_string(in.r.deallocations).c_str(),
                   in.r.calls[static_cast<std::size_t>(op::frame)]);
     out << line << (in.r.exact_calls ? "calls (exact):" : "calls:");
@@ -85,11 +85,11 @@ void summary_text(std::ostream& out, const section_input& in) {
     if (const std::uint64_t reallocs = in.r.calls[static_cast<std::size_t>(op::realloc)];
         reallocs != 0 && in.r.sample_interval == 0)
         out << "realloc in place " << in.r.reallocs_in_place << " of " << reallocs << "\n";
-    out << "bytes allocated " << bytes_figure(in.r, in.r.bytes_allocated, in.r.bytes_allocated_error)
-        << "; peak live " << bytes_figure(in.r, in.r.peak_live_bytes, in.r.peak_live_error) << " ("
+    out << "bytes allocated " << bytes_figure(in.r, in.r.bytes_allocated, in.r.bytes_allocated_variance)
+        << "; peak live " << bytes_figure(in.r, in.r.peak_live_bytes, in.r.peak_live_variance) << " ("
         << in.r.peak_live_bytes << " B) at " << human_ns(in.r.peak_time_ns) << "\n";
     out << (in.r.windowed ? "live at window end " : "leaked at exit ")
-        << bytes_figure(in.r, in.r.leaked_bytes, in.r.leaked_bytes_error) << " in "
+        << bytes_figure(in.r, in.r.leaked_bytes, in.r.leaked_bytes_variance) << " in "
         << (in.r.sample_interval != 0 ? "~" : "") << in.r.leaked_blocks << " blocks; temporaries "
         << (in.r.sample_interval != 0 ? std::string("n/a") : std::to_string(in.r.temporaries)) << "; failed "
         << in.r.failed << "; frees of unknown pointers " << in.r.unknown_frees << "\n";
@@ -144,13 +144,13 @@ void summary_json(nlohmann::json& j, const section_input& in) {
         for (std::size_t k = 0; k < op_count; ++k) bytes[op_name(static_cast<op>(k))] = in.r.exact_bytes[k];
         j["sampling"] = {{"interval_bytes", in.r.sample_interval},
                          {"estimated", true},
-                         {"error", "95% half-width: 1.96 * sqrt(sum of w (w - 1) x^2), w = 1 / (1 - exp(-size / interval))"},
+                         {"interval", "95%, [low, high]: the score interval of the Horvitz-Thompson estimate with variance sum of w (w - 1) x^2, w = 1 / (1 - exp(-size / interval))"},
                          {"exact_calls", in.r.exact_calls},
                          {"exact_bytes", bytes},
-                         {"allocations_error", in.r.allocations_error},
-                         {"bytes_allocated_error", in.r.bytes_allocated_error},
-                         {"peak_live_error", in.r.peak_live_error},
-                         {"leaked_bytes_error", in.r.leaked_bytes_error}};
+                         {"allocations_interval", interval_json(in.r.allocations, in.r.allocations_variance)},
+                         {"bytes_allocated_interval", interval_json(in.r.bytes_allocated, in.r.bytes_allocated_variance)},
+                         {"peak_live_interval", interval_json(in.r.peak_live_bytes, in.r.peak_live_variance)},
+                         {"leaked_bytes_interval", interval_json(in.r.leaked_bytes, in.r.leaked_bytes_variance)}};
     }
 }
 
@@ -169,9 +169,9 @@ std::string summary_html(const section_input& in) {
         std::to_string(in.r.allocations) + " / " + std::to_string(in.r.deallocations));
     if (in.r.sample_interval != 0)
         row("sampled trace", "one sample per " + human_bytes(in.r.sample_interval) +
-                                 " on average: ~ figures are estimates ± 95% error");
-    row("bytes allocated", bytes_figure(in.r, in.r.bytes_allocated, in.r.bytes_allocated_error));
-    row("peak live", bytes_figure(in.r, in.r.peak_live_bytes, in.r.peak_live_error) + " at " +
+                                 " on average: ~ figures are estimates with their 95% intervals");
+    row("bytes allocated", bytes_figure(in.r, in.r.bytes_allocated, in.r.bytes_allocated_variance));
+    row("peak live", bytes_figure(in.r, in.r.peak_live_bytes, in.r.peak_live_variance) + " at " +
                          human_ns(in.r.peak_time_ns));
     row(in.r.windowed ? "live at window end" : "leaked at exit",
         human_bytes(in.r.leaked_bytes) + " in " + std::to_string(in.r.leaked_blocks) + " blocks");

@@ -24,7 +24,7 @@ void top_sites_text(std::ostream& out, const section_input& in) {
         auto sites = top_sites(in.r, o, in.top);
         if (sites.empty()) continue;
         out << "\ntop sites by " << order_title(o)
-            << (in.r.sample_interval != 0 ? " (sampled: calls and bytes are estimates, ± 95% error of bytes after the site)" : "")
+            << (in.r.sample_interval != 0 ? " (sampled: calls and bytes are estimates, the 95% interval of bytes after the site)" : "")
             << "\n";
         out << "       calls        bytes         peak         time       leaked  site\n";
         for (const auto& s : sites) {
@@ -33,7 +33,7 @@ void top_sites_text(std::ostream& out, const section_input& in) {
                           human_ns(s.time_ns).c_str(), human_bytes(s.live_bytes).c_str());
             out << line << in.names.name(s.stack);
             if (in.r.sample_interval != 0)
-                out << "  (± " << human_bytes(static_cast<std::uint64_t>(s.bytes_error + 0.5)) << ")";
+                out << "  (95%: " << interval_text(s.bytes, s.bytes_variance, true) << ")";
             out << "\n";
         }
     }
@@ -55,8 +55,8 @@ void top_sites_json(nlohmann::json& j, const section_input& in) {
                             {"leaked_blocks", s.live_blocks},
                             {"temporaries", s.temporaries},
                             {"cross_thread_frees", s.cross_thread_frees},
-                            {"calls_error", s.calls_error},
-                            {"bytes_error", s.bytes_error}});
+                            {"calls_interval", interval_json(s.calls, s.calls_variance)},
+                            {"bytes_interval", interval_json(s.bytes, s.bytes_variance)}});
         }
         j["top_sites"][order_title(o)] = list;
     }

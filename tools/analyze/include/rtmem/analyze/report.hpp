@@ -30,8 +30,9 @@ struct site_stats {
     std::uint64_t time_ns = 0;  ///< in the allocator: its allocations and their frees
     std::uint64_t temporaries = 0;
     std::uint64_t cross_thread_frees = 0;
-    /// Sampled traces: the 95% error (± half-width) of the estimated calls and bytes.
-    double calls_error = 0, bytes_error = 0;
+    /// Sampled traces: the variance estimates of calls and bytes (confidence95 gives their
+    /// 95% intervals; sample_weight.hpp).
+    double calls_variance = 0, bytes_variance = 0;
 };
 
 struct thread_stats {
@@ -76,15 +77,15 @@ struct report_data {
     /// every count and byte figure above (totals, sites, threads, histograms, timeline) is an
     /// estimate: each recorded block of size s stands for w = 1 / (1 - exp(-s / interval))
     /// blocks (its inverse sampling probability; counts are rounded stochastically, bytes to
-    /// the nearest byte), and the *_error fields give the 95% error (1.96 standard deviations,
-    /// from the Horvitz-Thompson variance estimate sum of w (w - 1) x^2 over recorded blocks).
+    /// the nearest byte), and the *_variance fields give their Horvitz-Thompson variance
+    /// estimates, sum of w (w - 1) x^2 over recorded blocks (confidence95 makes the 95% interval).
     /// `calls` then holds the exact counts from the trace's counts chunk (when it has one),
     /// `events` the events recorded; temporaries cannot be told (unrecorded allocations).
     std::uint64_t sample_interval = 0;
     bool exact_calls = false;  ///< `calls` are the tracer's exact counts (not decoded events)
     std::array<std::uint64_t, op_count> exact_bytes{};  ///< requested bytes per op (exact)
-    double allocations_error = 0, bytes_allocated_error = 0, peak_live_error = 0,
-           leaked_bytes_error = 0;
+    double allocations_variance = 0, bytes_allocated_variance = 0, peak_live_variance = 0,
+           leaked_bytes_variance = 0;
     log2_histogram sizes, lifetimes_ns, lifetimes_allocs;
     std::vector<site_stats> sites;  ///< only sites with calls, any order
     std::vector<thread_stats> threads;

@@ -12,6 +12,7 @@
 
 #include "rtmem/analyze/html_escape.hpp"
 #include "rtmem/analyze/report_output.hpp"
+#include "rtmem/analyze/sample_weight.hpp"
 
 namespace rtmem::analyze {
 
@@ -35,6 +36,12 @@ struct report_section {
     std::string (*html)(const section_input& in);  ///< an HTML fragment, no external resources
     bool titled;  ///< the page wraps the HTML part in <section> with `name` as heading
 };
+
+/// A sampled estimate's 95% interval as JSON: [low, high] (confidence95).
+[[nodiscard]] inline nlohmann::json interval_json(std::uint64_t estimate, double variance) {
+    const interval95 ci = confidence95(static_cast<double>(estimate), variance);
+    return nlohmann::json::array({ci.low, ci.high});
+}
 
 /// Every section, in the order all outputs show them.
 [[nodiscard]] std::span<const report_section> report_sections();

@@ -15,6 +15,9 @@ namespace rtmem::analyze {
 /// their sign.
 [[nodiscard]] std::string human_ns(double ns);
 [[nodiscard]] std::string human_ns(std::uint64_t ns);
+/// A sampled estimate's 95% interval (confidence95 in sample_weight.hpp) from its value and
+/// variance: "1.0 MiB–1.5 MiB" (sizes) or "950–1210" (counts).
+[[nodiscard]] std::string interval_text(std::uint64_t estimate, double variance, bool bytes);
 /// "3,200".
 [[nodiscard]] std::string with_commas(std::uint64_t v);
 /// A time given by a user: "1500000" (ns), "1.5s", "200ms", "3 us", "20ns". Nothing when
