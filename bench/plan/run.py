@@ -19,6 +19,13 @@ on a different input B under glibc, mimalloc (LD_PRELOAD), `rtmem run` (rt_heap 
 `rtmem run --help` offers --plan. Which library served malloc and operator new in each column
 is read from the dynamic linker (LD_DEBUG=bindings), not assumed.
 
+Beside each real run, the same plan replayed (`rtmem replay --plan`): for the demo the plan's
+own trace, for the programs a trace of input B; the saving the replay measures (allocator time,
+rt_heap alone minus the plan) against the one the real runs show (allocator time per frame for
+the demo, CPU time for the programs). For the demo, the share of the hand-ported variant's
+saving that the plan recovers is computed per round (all variants back to back), from the
+timed allocator calls and from process CPU time, and reported as a median with its range.
+
 Writes OUT/plan-bench.md (the tables) and OUT/plan-bench.json (every run).
 """
 import argparse
@@ -135,6 +142,79 @@ def make_plan(rtmem, trace_cmd, env, cwd, name, site_depth, stdin_path=None, ext
     cmd += list(extra)
     r = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return plan, r.stdout.splitlines()[0] if r.stdout else ""
+
+
+def replay_plan(rtmem, plan, trace, repetitions):
+    """`rtmem replay --plan` of a trace: allocator time (ns, median of the repetitions, with
+    min-max) under rt_heap alone and under the plan in front of it, and how much was served."""
+    r = subprocess.run([rtmem, "replay", "--plan", plan, "--json", "-r", str(repetitions), trace],
+                       capture_output=True, text=True, check=True)
+    j = json.loads(r.stdout)
+    out = {"served": j.get("served", 0), "plan_sites_matched": j.get("plan_sites_matched", 0)}
+    for res in j["results"]:
+        key = "plan" if res["name"].startswith("plan") else "rt_heap"
+        out[key] = summary(res["repetition_ns"])
+    return out
+
+
+EMPTY_PLAN = {"format": "rtmem-plan", "version": 1, "program": "", "trace": "",
+              "frame_markers": False, "depth": 0, "sites": []}
+
+
+def callgrind_total(out_glob_dir, prefix):
+    """Instructions in every callgrind output file DIR/PREFIX.* (all processes of one run)."""
+    total = 0
+    for name in os.listdir(out_glob_dir):
+        if not name.startswith(prefix + "."):
+            continue
+        with open(os.path.join(out_glob_dir, name), errors="replace") as f:
+            for line in f:
+                if line.startswith("summary:") or line.startswith("totals:"):
+                    total += int(line.split()[1])
+                    break
+    return total
+
+
+def callgrind_savings(rtmem, plan, cmd, env, cwd, trace, stdin_path=None, passes=3):
+    """Load-free: the instructions the plan saves in the real run (the whole process under
+    `rtmem run --plan` against `rtmem run`) and in the replay of `trace` (the plan's backend
+    against the same backend with an empty plan, so both carry the replay's own routing; with
+    -r 1 a replay makes a footprint, an untimed and a timed pass: per pass)."""
+    d = tempfile.mkdtemp(prefix="cg-", dir=cwd)
+    vg = ["valgrind", "--tool=callgrind", "--trace-children=yes"]
+    real = {}
+    for col, prefix in (("rt_heap", [rtmem, "run", "--"]),
+                        ("plan", [rtmem, "run", "--plan", plan, "--"])):
+        stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+        subprocess.run(vg + [f"--callgrind-out-file={d}/real.{col}.%p"] + prefix + cmd, env=env,
+                       cwd=cwd, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=True)
+        if stdin_path:
+            stdin.close()
+        real[col] = callgrind_total(d, f"real.{col}")
+    empty = os.path.join(d, "empty.plan.json")
+    with open(empty, "w") as f:
+        json.dump(EMPTY_PLAN, f)
+    # The replay re-executes itself once for jemalloc's static TLS unless this is set.
+    e = dict(env, GLIBC_TUNABLES="glibc.rtld.optional_static_tls=65536")
+    replayed = {}
+    for col, p in (("rt_heap", empty), ("plan", plan)):
+        subprocess.run(["valgrind", "--tool=callgrind", "--toggle-collect=*plan_backend::*",
+                        f"--callgrind-out-file={d}/replay.{col}.out", rtmem, "replay", "-r", "1",
+                        "--plan", p, trace], env=e, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=True)
+        replayed[col] = callgrind_total(d, f"replay.{col}") / passes
+    shutil.rmtree(d, ignore_errors=True)
+    out = {"real_instructions": real, "replayed_instructions": replayed,
+           "real_saving": real["rt_heap"] - real["plan"],
+           "replayed_saving": replayed["rt_heap"] - replayed["plan"]}
+    out["factor"] = saving_factor(out["real_saving"], out["replayed_saving"])
+    return out
+
+
+def saving_factor(real, replayed):
+    """The real saving over the replayed one (None when the replay saw none)."""
+    return real / replayed if replayed else None
 
 
 # ---- part (b): programs nobody here wrote -------------------------------------------------
@@ -331,8 +411,63 @@ def bench_programs(args, rtmem, mimalloc, out):
             }
         digests = {d for c in row["columns"].values() for d in c["digests"]}
         row["outputs_identical"] = len(digests) == 1
+        if plan and "plan" in row["columns"]:
+            row["replay"] = replay_beside_real(rtmem, plan, p["cmd"]("B"), env, work, name,
+                                               stdin("B"), row["columns"], args.runs)
+            if args.callgrind:
+                print(f"   {name}: callgrind, real and replayed", file=sys.stderr)
+                row["replay"]["callgrind"] = callgrind_savings(
+                    rtmem, plan, p["cmd"]("B"), env, work, os.path.join(work, name + ".B.rtt"),
+                    stdin("B"))
         results[name] = row
     return results
+
+
+def replay_beside_real(rtmem, plan, cmd, env, work, name, stdin_path, cols, runs):
+    """Input B recorded and replayed with the plan: the saving the replay promises (allocator
+    time, rt_heap alone minus the plan) beside the one the real runs showed (CPU time)."""
+    trace = os.path.join(work, name + ".B.rtt")
+    stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    subprocess.run([rtmem, "record", "-o", trace, "--"] + cmd, env=env, cwd=work, stdin=stdin,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    if stdin_path:
+        stdin.close()
+    r = replay_plan(rtmem, plan, trace, runs)
+    real_rt, real_plan = cols["rt_heap"]["cpu_s"]["median"], cols["plan"]["cpu_s"]["median"]
+    r["replayed_saving_ms"] = (r["rt_heap"]["median"] - r["plan"]["median"]) / 1e6
+    r["real_saving_ms"] = (real_rt - real_plan) * 1e3
+    r["replayed_ratio"] = r["plan"]["median"] / r["rt_heap"]["median"]
+    r["real_ratio"] = real_plan / real_rt
+    r["factor"] = saving_factor(r["real_saving_ms"], r["replayed_saving_ms"])
+    # Minima: the least disturbed run of each (under load a median still carries preemption).
+    r["factor_min"] = saving_factor((cols["rt_heap"]["cpu_s"]["min"] - cols["plan"]["cpu_s"]["min"]) * 1e3,
+                                    (r["rt_heap"]["min"] - r["plan"]["min"]) / 1e6)
+    return r
+
+
+def replay_table(results):
+    lines = ["| program | replay: allocator time, rt_heap → plan | replayed saving | real: CPU, "
+             "rt_heap → plan | real saving | real / replayed saving (medians; minima; "
+             "--callgrind: instructions saved, replay per pass, real whole process) |",
+             "|---|---|---|---|---|---|"]
+    for name, row in results.items():
+        r = row.get("replay")
+        if not r:
+            continue
+        c = row["columns"]
+        factor = "; ".join(f"{r[k]:.2f}" if r.get(k) is not None else "-"
+                           for k in ("factor", "factor_min"))
+        cg = r.get("callgrind")
+        if cg:
+            factor += (f"; instructions: replayed {cg['replayed_saving'] / 1e6:+.1f} M, real "
+                       f"{cg['real_saving'] / 1e6:+.1f} M"
+                       + (f" ({cg['factor']:.2f})" if cg["factor"] is not None else ""))
+        lines.append(
+            f"| {name} | {r['rt_heap']['median'] / 1e6:.1f} → {r['plan']['median'] / 1e6:.1f} ms "
+            f"({r['replayed_ratio']:.2f}x) | {r['replayed_saving_ms']:+.1f} ms | "
+            f"{c['rt_heap']['cpu_s']['median'] * 1e3:.0f} → {c['plan']['cpu_s']['median'] * 1e3:.0f} ms "
+            f"({r['real_ratio']:.2f}x) | {r['real_saving_ms']:+.1f} ms | {factor} |")
+    return "\n".join(lines)
 
 
 def programs_table(results):
@@ -363,12 +498,17 @@ def bench_demo(args, rtmem, build, out):
     env.pop("LD_PRELOAD", None)
     common = ["--frames", str(args.frames), "--entities", str(args.entities), "--no-progress"]
     print("== demo: recording the baseline, planning", file=sys.stderr)
-    plan, plan_line = None, ""
+    # --profile times every heap call through another operator new, so its allocations come
+    # from other return addresses: the profiled runs get a plan from a profiled trace (the
+    # same frames, entities and seed), or the plan would match nothing there.
+    plan, plan_line, profile_plan = None, "", None
+    trace_cmd = [demo, "--variant", "baseline", "--frames", str(args.trace_frames),
+                 "--entities", str(args.entities), "--no-progress"]
     try:
-        plan, plan_line = make_plan(rtmem, [demo, "--variant", "baseline", "--frames",
-                                            str(args.trace_frames), "--entities",
-                                            str(args.entities), "--no-progress"],
-                                    env, work, "demo", 0, extra=["--plan-unwind-ns", "0"])
+        plan, plan_line = make_plan(rtmem, trace_cmd, env, work, "demo", 0,
+                                    extra=["--plan-unwind-ns", "0"])
+        profile_plan, _ = make_plan(rtmem, trace_cmd + ["--profile"], env, work, "demo-profile",
+                                    0, extra=["--plan-unwind-ns", "0"])
     except subprocess.CalledProcessError as e:
         print(f"   record/advise failed: {e}", file=sys.stderr)
     variants = [("baseline, glibc", [], "baseline"),
@@ -384,7 +524,10 @@ def bench_demo(args, rtmem, build, out):
             print(f"   demo {label}: run {k + 1}/{args.demo_runs}", file=sys.stderr)
             for profile, sink in ((False, timed[label]), (True, profiled[label])):
                 j = os.path.join(work, f"run.{'p' if profile else 't'}.json")
-                cmd = prefix + [demo, "--variant", variant, "--json", j] + common
+                pre = prefix
+                if profile and plan in prefix:
+                    pre = [profile_plan if x == plan else x for x in prefix]
+                cmd = pre + [demo, "--variant", variant, "--json", j] + common
                 if profile:
                     cmd.append("--profile")
                 subprocess.run(cmd, env=env, cwd=work, stdout=subprocess.DEVNULL, check=True)
@@ -398,29 +541,105 @@ def bench_demo(args, rtmem, build, out):
             "p99_ms": summary([x["frame_ms"]["p99"] for x in t]),
             "max_ms": summary([x["frame_ms"]["max"] for x in t]),
             "alloc_us_per_frame": summary([x.get("alloc_us_per_frame", 0) for x in pr]),
+            "cpu_us_per_frame": summary([x["process_cpu_ms"] * 1e3 / x["frames"] for x in t]),
             "rss_mib": summary([x["peak_rss_mib"] for x in t]),
             "checksums": sorted({x["checksum"] for x in t}),
         }
+    recovered = recovered_by_round(variants, timed, profiled)
     matched = ""
-    if plan and has_plan_run(rtmem):  # the exit summary of one run: how many sites matched
-        r = subprocess.run([rtmem, "run", "--stats", "--plan", plan, "--", demo, "--variant",
-                            "baseline"] + common, env=env, cwd=work,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        lines = [l for l in r.stderr.splitlines() if "sites matched" in l]
-        matched = re.sub(r"^rtmem run: pid \d+: ", "", lines[0]) if lines else ""
-    return {"plan": plan_line, "rows": rows, "plan_summary": matched}
+    if plan and has_plan_run(rtmem):  # the exit summaries: how many sites matched, each mode
+        for p, extra in ((plan, []), (profile_plan, ["--profile"])):
+            r = subprocess.run([rtmem, "run", "--stats", "--plan", p, "--", demo, "--variant",
+                                "baseline"] + common + extra, env=env, cwd=work,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            lines = [l for l in r.stderr.splitlines() if "sites matched" in l]
+            matched += (("; with --profile: " if extra else "") +
+                        (re.sub(r"^rtmem run: pid \d+: ", "", lines[0]) if lines else ""))
+    replay = None
+    if plan and has_plan_run(rtmem):  # the plan's trace replayed: allocator time per frame
+        replay = replay_plan(rtmem, profile_plan, os.path.join(work, "demo-profile.rtt"),
+                             args.demo_runs)
+        per_frame = lambda ns: ns / 1e3 / args.trace_frames
+        real = {k: rows[label]["alloc_us_per_frame"]["median"] for k, label in
+                (("rt_heap", "baseline, rtmem run (rt_heap)"), ("plan", "baseline, rtmem run --plan"))}
+        replay["replayed_us_per_frame"] = {k: per_frame(replay[k]["median"]) for k in ("rt_heap", "plan")}
+        replay["real_us_per_frame"] = real
+        replay["replayed_ratio"] = replay["plan"]["median"] / replay["rt_heap"]["median"]
+        replay["real_ratio"] = real["plan"] / real["rt_heap"]
+        replay["replayed_saving_us"] = (replay["replayed_us_per_frame"]["rt_heap"] -
+                                        replay["replayed_us_per_frame"]["plan"])
+        replay["real_saving_us"] = real["rt_heap"] - real["plan"]
+        replay["factor"] = saving_factor(replay["real_saving_us"], replay["replayed_saving_us"])
+        if args.callgrind:  # load-free: instructions saved per frame, real and replayed
+            print("   demo: callgrind, real and replayed", file=sys.stderr)
+            cmd = [demo, "--variant", "baseline", "--frames", str(args.callgrind_frames),
+                   "--entities", str(args.entities), "--no-progress"]
+            cg = callgrind_savings(rtmem, plan, cmd, env, work, os.path.join(work, "demo.rtt"))
+            cg["real_saving_per_frame"] = cg["real_saving"] / args.callgrind_frames
+            cg["replayed_saving_per_frame"] = cg["replayed_saving"] / args.trace_frames
+            cg["factor"] = saving_factor(cg["real_saving_per_frame"],
+                                         cg["replayed_saving_per_frame"])
+            replay["callgrind"] = cg
+    return {"plan": plan_line, "rows": rows, "plan_summary": matched, "recovered": recovered,
+            "replay": replay}
+
+
+def recovered_by_round(variants, timed, profiled):
+    """The share of the hand-ported variant's saving over glibc that each other variant
+    recovers, per round (each round ran every variant back to back, so a slow spell of the
+    machine hits a round's variants alike): from the allocator time per frame of the
+    --profile runs, and from the process CPU time per frame of the timed runs (the game's work
+    is the same in every variant, so the CPU time differences are the allocation work)."""
+    labels = [label for label, _, _ in variants]
+    base, hand = labels[0], labels[-1]
+    out = {}
+    for label in labels[1:-1]:
+        by = {"alloc_time": [], "cpu_time": []}
+        for k in range(len(timed[base])):
+            a = [profiled[x][k].get("alloc_us_per_frame", 0) for x in (base, label, hand)]
+            c = [timed[x][k]["process_cpu_ms"] for x in (base, label, hand)]
+            for key, (g, v, h) in (("alloc_time", a), ("cpu_time", c)):
+                if g != h:
+                    by[key].append((g - v) / (g - h))
+        out[label] = {key: summary(v) for key, v in by.items() if v}
+    return out
 
 
 def demo_table(d):
-    lines = ["| | frame p50 | frame p99 | frame max | allocator time / frame | peak RSS |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| | frame p50 | frame p99 | frame max | allocator time / frame | CPU / frame | "
+             "peak RSS |",
+             "|---|---|---|---|---|---|---|"]
     base = next(iter(d["rows"].values()))["alloc_us_per_frame"]["median"]
     for label, r in d["rows"].items():
         a = r["alloc_us_per_frame"]
         ratio = f" ({a['median'] / base:.2f}x)" if base else ""
         lines.append(f"| {label} | {fmt(r['p50_ms'], 'ms')} | {fmt(r['p99_ms'], 'ms')} | "
                      f"{fmt(r['max_ms'], 'ms')} | {fmt(a, 'us', 0)}{ratio} | "
-                     f"{fmt(r['rss_mib'], 'MiB', 1)} |")
+                     f"{fmt(r['cpu_us_per_frame'], 'us', 0)} | {fmt(r['rss_mib'], 'MiB', 1)} |")
+    for label, rec in d.get("recovered", {}).items():
+        parts = [f"{what}: {v['median'] * 100:.0f}% ({v['min'] * 100:.0f}–{v['max'] * 100:.0f}%, "
+                 f"{v['n']} rounds)" for what, v in
+                 (("allocator time", rec.get("alloc_time")), ("CPU time", rec.get("cpu_time"))) if v]
+        lines.append(f"\n{label}: share of the hand-ported variant's saving over glibc recovered, "
+                     f"per round — " + "; ".join(parts))
+    r = d.get("replay")
+    if r:
+        factor = f"{r['factor']:.2f}" if r["factor"] is not None else "-"
+        lines.append(
+            f"\nReplayed (`rtmem replay --plan` of the plan's {r['served']}-allocation trace) "
+            f"against real (`--profile` runs), allocator time per frame, rt_heap alone → plan: "
+            f"replayed {r['replayed_us_per_frame']['rt_heap']:.0f} → "
+            f"{r['replayed_us_per_frame']['plan']:.0f} us ({r['replayed_ratio']:.2f}x, saving "
+            f"{r['replayed_saving_us']:+.0f} us); real {r['real_us_per_frame']['rt_heap']:.0f} → "
+            f"{r['real_us_per_frame']['plan']:.0f} us ({r['real_ratio']:.2f}x, saving "
+            f"{r['real_saving_us']:+.0f} us); real / replayed saving {factor}")
+        cg = r.get("callgrind")
+        if cg:
+            lines.append(
+                f"\nInstructions saved per frame (callgrind, load-free), rt_heap alone → plan: "
+                f"replayed {cg['replayed_saving_per_frame'] / 1e6:+.2f} M, real (whole process) "
+                f"{cg['real_saving_per_frame'] / 1e6:+.2f} M; real / replayed "
+                + (f"{cg['factor']:.2f}" if cg["factor"] is not None else "-"))
     return "\n".join(lines)
 
 
@@ -434,7 +653,12 @@ def main():
     ap.add_argument("--site-depth", type=int, default=1,
                     help="advise --site-depth for programs (1: every site told apart by its "
                          "first frame, so run --plan never unwinds)")
-    ap.add_argument("--demo-runs", type=int, default=3)
+    ap.add_argument("--demo-runs", type=int, default=5)
+    ap.add_argument("--callgrind", action="store_true",
+                    help="also count, with callgrind, the instructions the plan saves in the real "
+                         "run and in the replay (load-free; minutes per program)")
+    ap.add_argument("--callgrind-frames", type=int, default=60,
+                    help="demo frames of the --callgrind runs")
     ap.add_argument("--frames", type=int, default=900)
     ap.add_argument("--trace-frames", type=int, default=300)
     ap.add_argument("--entities", type=int, default=2000)
@@ -460,7 +684,10 @@ def main():
     if args.part in ("all", "programs"):
         report["programs"] = bench_programs(args, rtmem, mimalloc, args.out)
         md += ["", f"Programs (input B, {args.runs} runs per cell, medians with min–max):", "",
-               programs_table(report["programs"]), ""]
+               programs_table(report["programs"]), "",
+               "Replayed against real savings (input B recorded and replayed with the plan; "
+               "replay: allocator time in calls, medians; real: CPU time, medians):", "",
+               replay_table(report["programs"]), ""]
         for name, row in report["programs"].items():
             md.append(f"- {name}: {row['what']}. Plan from input A: {row['plan']}")
             summary_b = row["columns"].get("plan", {}).get("plan_summary")

@@ -4,7 +4,8 @@
 //   planned      a site planned as a 64-byte pool (one frame)
 //   deep         a site planned with two frames: frame 0 is shared, so every call unwinds
 //   deep_other   the unplanned caller of that shared frame 0 (unwinds too, then falls through)
-// `recognition_cost [PAIRS [KIND]]` prints the median ns per pair of 7 runs of each kind;
+// `recognition_cost [PAIRS [KIND|all [THREADS]]]` prints the median ns per pair of 7 runs of
+// each kind (THREADS threads at once at the same site: their pairs per thread);
 // `recognition_cost make-plan TRACE OUT` writes the plan from a trace of this program.
 #include <algorithm>
 #include <chrono>
@@ -15,6 +16,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rtmem/analyze/plan.hpp"
@@ -56,11 +58,20 @@ __attribute__((noinline)) void loop_pairs(site_fn site, long n) {
     for (long i = 0; i < n; ++i) std::free(site());
 }
 
-double ns_per_pair(site_fn site, long n) {
+// With `threads` > 1, that many threads make n pairs each at once at the same site (one lock
+// per site would make them take turns); the time is the slowest thread's, per pair.
+double ns_per_pair(site_fn site, long n, int threads) {
     std::vector<double> runs;
     for (int r = 0; r < 7; ++r) {
         const auto t0 = std::chrono::steady_clock::now();
-        loop_pairs(site, n);
+        if (threads <= 1) {
+            loop_pairs(site, n);
+        } else {
+            std::vector<std::thread> others;
+            for (int t = 1; t < threads; ++t) others.emplace_back(loop_pairs, site, n);
+            loop_pairs(site, n);
+            for (auto& t : others) t.join();
+        }
         const auto t1 = std::chrono::steady_clock::now();
         runs.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() /
                        static_cast<double>(n));
@@ -116,8 +127,9 @@ int main(int argc, char** argv) {
                  {"planned", site_planned},
                  {"deep", site_deep},
                  {"deep_other", site_deep_other}};
+    const int threads = argc > 3 ? std::atoi(argv[3]) : 1;
     for (const auto& s : sites)  // argv[2]: one kind only (callgrind: one loop_pairs per run)
-        if (argc < 3 || std::strcmp(argv[2], s.name) == 0)
-            std::printf("%-10s %.2f ns/pair\n", s.name, ns_per_pair(s.fn, n));
+        if (argc < 3 || std::strcmp(argv[2], "all") == 0 || std::strcmp(argv[2], s.name) == 0)
+            std::printf("%-10s %.2f ns/pair\n", s.name, ns_per_pair(s.fn, n, threads));
     return 0;
 }

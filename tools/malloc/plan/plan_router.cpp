@@ -47,7 +47,7 @@ struct site_info {
     bool resolved;           // every frame's module is loaded
 };
 
-span_arena g_arena;
+site_group g_group;
 planned_site* g_sites = nullptr;
 site_info* g_info = nullptr;
 std::uint32_t g_site_count = 0;
@@ -101,14 +101,9 @@ int on_module(dl_phdr_info* info, std::size_t, void* data) {
 
 // ---- fork: no site lock may be inherited held -------------------------------------------------
 
-void lock_all() noexcept {
-    for (std::uint32_t i = 0; i < g_site_count; ++i) g_sites[i].lock_for_fork();
-    g_arena.lock_for_fork();
-}
-void unlock_all() noexcept {
-    g_arena.unlock_after_fork();
-    for (std::uint32_t i = 0; i < g_site_count; ++i) g_sites[i].unlock_after_fork();
-}
+void lock_all() noexcept { g_group.lock_for_fork(); }
+void unlock_in_parent() noexcept { g_group.unlock_after_fork_in_parent(); }
+void unlock_in_child() noexcept { g_group.unlock_after_fork_in_child(); }
 
 // ---- the summary -----------------------------------------------------------------------------
 
@@ -176,7 +171,7 @@ __attribute__((destructor)) void print_summary() {
                   static_cast<unsigned long long>(served[1]),
                   static_cast<unsigned long long>(served[2]),
                   static_cast<unsigned long long>(declined), static_cast<unsigned long long>(freed),
-                  g_arena.spans_used(), span_bytes >> 10,
+                  g_group.arena().spans_used(), span_bytes >> 10,
                   static_cast<unsigned long long>(caller_frame_stats().cached),
                   static_cast<unsigned long long>(caller_frame_stats().unwound));
     say(g_stats_fd, line);
@@ -220,11 +215,12 @@ bool build(const plan_text& text) noexcept {
     g_candidates = static_cast<std::uint32_t*>(map_zeroed(4 * (g_site_count + 1)));
     if (g_sites == nullptr || g_info == nullptr || frames == nullptr || g_candidates == nullptr)
         return false;
+    for (std::uint32_t i = 0; i < g_site_count; ++i) new (&g_sites[i]) planned_site();
+    g_group.init(g_sites, g_site_count);
     std::uint32_t used_frames = 0, resolved = 0;
     for (std::uint32_t i = 0; i < g_site_count; ++i) {
         const plan_text_site& s = text.sites[i];
         site_info& info = g_info[i];
-        new (&g_sites[i]) planned_site();
         info = {s.id, s.kind, s.frame_count, frames + used_frames, true};
         for (std::uint32_t k = 0; k < s.frame_count; ++k) {
             const plan_text_frame& f = text.frames[s.first_frame + k];
@@ -232,7 +228,7 @@ bool build(const plan_text& text) noexcept {
             else info.frames[k] = bias[f.module] + f.offset;
         }
         used_frames += s.frame_count;
-        g_sites[i].configure(&g_arena, i, s.kind == 'p' ? strategy::pool : strategy::region,
+        g_sites[i].configure(&g_group, i, s.kind == 'p' ? strategy::pool : strategy::region,
                              s.block, s.max_request);
         resolved += info.resolved ? 1 : 0;
     }
@@ -240,7 +236,7 @@ bool build(const plan_text& text) noexcept {
     // Nothing of the plan in this process (another program, a child that exec'd): no range,
     // no table; the summary still says so.
     if (resolved == 0) return true;
-    if (!g_arena.reserve(range_bytes)) return false;
+    if (!g_group.reserve(range_bytes)) return false;
 
     // The table: frame-0 addresses, at most a quarter full (a miss is almost always one probe).
     std::uint64_t cap = 64;
@@ -285,11 +281,11 @@ __attribute__((constructor)) void load_plan() {
     const char* error = parse_plan_text(env, text, map_zeroed);
     if (error != nullptr) return fail(error);
     if (!build(text)) return fail("cannot map its tables or reserve its address range");
-    if (g_arena.size() == 0) return;  // no site resolved: nothing to route
-    pthread_atfork(lock_all, unlock_all, unlock_all);
+    if (g_group.arena().size() == 0) return;  // no site resolved: nothing to route
+    pthread_atfork(lock_all, unlock_in_parent, unlock_in_child);
     caller_frames_init(g_stats_fd >= 0);
-    g_range_size.store(g_arena.size(), std::memory_order_relaxed);
-    g_range_base.store(g_arena.base(), std::memory_order_relaxed);
+    g_range_size.store(g_group.arena().size(), std::memory_order_relaxed);
+    g_range_base.store(g_group.arena().base(), std::memory_order_relaxed);
     g_table.store(&g_table_storage, std::memory_order_release);
 }
 

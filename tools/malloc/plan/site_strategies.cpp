@@ -1,10 +1,7 @@
-// Pool and region sites in the reserved span range (see site_strategies.hpp).
+// Pool and region sites: the paths of site_strategies.hpp that leave a thread's own cache.
 #include "site_strategies.hpp"
 
-#include <sched.h>
-#include <sys/mman.h>
-
-#include <cstring>
+#include <algorithm>
 
 namespace rtmem::site_plan {
 
@@ -18,164 +15,210 @@ char* first_block(span_header* s) noexcept {
     return reinterpret_cast<char*>(s) + span_header_bytes;
 }
 
+// A pool thread cache holds up to this many bytes of blocks (at least 8, at most 256 blocks):
+// what a thread may keep that others cannot use, per site.
+constexpr std::size_t pool_cache_bytes = std::size_t{16} << 10;
+
 }  // namespace
 
-void site_lock::lock_contended() noexcept {
-    for (unsigned spins = 0;; ++spins) {
-        if (!held_.load(std::memory_order_relaxed) &&
-            !held_.exchange(true, std::memory_order_acquire))
-            return;
-        if (spins >= 64) sched_yield();  // the holder may have been preempted
-    }
-}
-
-bool span_arena::reserve(std::size_t bytes) noexcept {
-    bytes = round_up(bytes, span_bytes);
-    const std::size_t map_bytes = bytes + span_bytes;  // room to align the start
-    void* m = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) return false;
-    mapping_ = m;
-    mapping_bytes_ = map_bytes;
-    base_ = round_up(reinterpret_cast<std::uintptr_t>(m), span_bytes);
-    size_ = bytes;
-    return true;
-}
-
-void span_arena::release() noexcept {
-    if (mapping_ != nullptr) munmap(mapping_, mapping_bytes_);
-    mapping_ = nullptr;
-    mapping_bytes_ = used_ = size_ = 0;
-    base_ = 0;
-    free_ = nullptr;
-}
-
-span_header* span_arena::take(std::uint32_t site) noexcept {
-    lock_.lock();
-    span_header* s = free_;
-    if (s != nullptr) {
-        free_ = s->next_free;
-    } else if (used_ + span_bytes <= size_) {
-        s = reinterpret_cast<span_header*>(base_ + used_);
-        used_ += span_bytes;
-    }
-    lock_.unlock();
-    if (s != nullptr) *s = {site, 0, 0, 0, nullptr};
-    return s;
-}
-
-void span_arena::give_back(span_header* s) noexcept {
-    lock_.lock();
-    s->next_free = free_;
-    free_ = s;
-    lock_.unlock();
-}
-
-void planned_site::configure(span_arena* arena, std::uint32_t index, strategy s,
+void planned_site::configure(site_group* group, std::uint32_t index, strategy s,
                              std::size_t block, std::size_t max_request) noexcept {
-    arena_ = arena;
+    group_ = group;
     index_ = index;
     kind_ = s;
     if (s == strategy::pool) {
         block_ = round_up(block == 0 ? 1 : block, block_align);
-        if (block_ > largest_block) block_ = 0;  // serves nothing: every request declined
-        max_request_ = block_;
+        limit_ = block_ > span_bytes - span_header_bytes ? 0 : block_ + 1;  // 0: serves nothing
+        cache_limit_ = static_cast<std::uint32_t>(
+            std::clamp<std::size_t>(pool_cache_bytes / block_, 8, 256));
+        batch_ = cache_limit_ / 2;
         return;
     }
-    chunk_ = block == 0 || block > span_bytes ? span_bytes
-                                              : round_up(block, block_align);
+    chunk_ = block == 0 || block > span_bytes ? span_bytes : round_up(block, block_align);
     if (chunk_ < span_header_bytes + region_prefix + block_align)
         chunk_ = span_header_bytes + region_prefix + block_align;
     const std::size_t fits = chunk_ - span_header_bytes - region_prefix;
-    max_request_ = max_request == 0 || max_request > fits ? fits : max_request;
+    limit_ = (max_request == 0 || max_request > fits ? fits : max_request) + 1;
 }
 
+// ---- a thread's own cache: no lock ---------------------------------------------------------
+
 void* planned_site::allocate(std::size_t size, std::size_t align) noexcept {
-    // A pool whose block is larger than a span serves nothing (block_ 0), not even size 0.
-    const bool fits = align <= block_align && (kind_ == strategy::pool
-                                                   ? block_ != 0 && size <= block_
-                                                   : size <= max_request_);
-    lock_.lock();
-    void* p = nullptr;
-    if (fits) p = kind_ == strategy::pool ? pool_allocate() : region_allocate(size);
-    if (p != nullptr) ++counters_.served;
-    else ++counters_.declined;
-    lock_.unlock();
-    return p;
+    thread_site& t = group_->mine(index_);
+    if (size >= limit_ || align > block_align) [[unlikely]] {
+        t.declined.add();
+        return nullptr;
+    }
+    if (kind_ == strategy::pool) {
+        if (void* p = t.free) [[likely]] {
+            std::memcpy(&t.free, p, sizeof(void*));
+            --t.count;
+            t.served.add();
+            return p;
+        }
+        return pool_refill(t);
+    }
+    const std::size_t need = block_need(size);
+    if (static_cast<std::size_t>(t.end - t.bump) >= need) [[likely]] {
+        char* p = t.bump + region_prefix;
+        std::memcpy(t.bump, &size, sizeof size);
+        t.bump += need;
+        ++t.live;
+        t.served.add();
+        return p;
+    }
+    return region_refill(t, size);
 }
 
 void planned_site::deallocate(void* p) noexcept {
-    lock_.lock();
-    ++counters_.freed;
+    thread_site& t = group_->mine(index_);
+    t.freed.add();
     if (kind_ == strategy::pool) {
-        std::memcpy(p, &free_list_, sizeof free_list_);
-        free_list_ = p;
-    } else {
-        region_free(p);
+        if (t.count >= cache_limit_) [[unlikely]]
+            pool_flush(t, false);
+        if (t.free == nullptr) t.tail = p;
+        std::memcpy(p, &t.free, sizeof(void*));
+        t.free = p;
+        ++t.count;
+        return;
     }
-    lock_.unlock();
-}
-
-std::size_t planned_site::usable_size(const void* p) const noexcept {
-    if (kind_ == strategy::pool) return block_;
-    std::size_t size = 0;
-    std::memcpy(&size, static_cast<const char*>(p) - region_prefix, sizeof size);
-    return size;
+    span_header* s = span_arena::span_of(p);
+    if (s != t.chunk) [[unlikely]]
+        return region_remote_free(s);
+    // The chunk this thread bumps. Its blocks still live are t.live + s->remote, and other
+    // threads' frees only lower s->remote (from 0): at t.live == 0 none is left anywhere, so
+    // the chunk is bumped from its start again (without reading its header).
+    if (--t.live == 0) t.bump = reinterpret_cast<char*>(s) + span_header_bytes;
 }
 
 site_counters planned_site::counters() noexcept {
-    lock_.lock();
-    site_counters c = counters_;
-    lock_.unlock();
+    site_counters c;
+    group_->counters(index_, c.served, c.declined, c.freed);
     return c;
 }
 
-void* planned_site::pool_allocate() noexcept {
-    if (void* p = free_list_) {
-        std::memcpy(&free_list_, p, sizeof free_list_);
-        return p;
+// ---- pool ------------------------------------------------------------------------------------
+
+// The thread's cache is empty: up to a batch from the site's list, else carved from its span.
+void* planned_site::pool_refill(thread_site& t) noexcept {
+    void* got = nullptr;
+    void* tail = nullptr;  // the first block pushed onto `got`
+    std::uint32_t n = 0;
+    char* carved = nullptr;
+    std::size_t carved_n = 0;
+    lock_.lock();
+    while (n < batch_ && free_list_ != nullptr) {
+        void* p = free_list_;
+        std::memcpy(&free_list_, p, sizeof(void*));
+        std::memcpy(p, &got, sizeof(void*));
+        if (got == nullptr) tail = p;
+        got = p;
+        ++n;
     }
-    if (bump_ == nullptr || static_cast<std::size_t>(end_ - bump_) < block_) {
-        span_header* s = arena_->take(index_);
-        if (s == nullptr) return nullptr;
-        bump_ = first_block(s);
-        end_ = reinterpret_cast<char*>(s) + span_bytes;
+    if (n == 0) {
+        if (static_cast<std::size_t>(carve_end_ - carve_) < block_) {
+            span_header* s = group_->arena().take(index_);
+            if (s != nullptr) {
+                carve_ = first_block(s);
+                carve_end_ = reinterpret_cast<char*>(s) + span_bytes;
+            }
+        }
+        carved_n = std::min<std::size_t>(batch_, static_cast<std::size_t>(carve_end_ - carve_) / block_);
+        carved = carve_;
+        carve_ += carved_n * block_;
     }
-    void* p = bump_;
-    bump_ += block_;
-    return p;
+    lock_.unlock();
+    // Carved blocks are linked outside the lock (no other thread sees them yet).
+    if (carved_n != 0) tail = carved + (carved_n - 1) * block_;
+    for (std::size_t k = carved_n; k-- > 0;) {
+        void* p = carved + k * block_;
+        std::memcpy(p, &got, sizeof(void*));
+        got = p;
+        ++n;
+    }
+    if (got == nullptr) {  // the range is used up
+        t.declined.add();
+        return nullptr;
+    }
+    std::memcpy(&t.free, got, sizeof(void*));
+    t.tail = tail;
+    t.count = n - 1;
+    t.served.add();
+    return got;
 }
 
-// Blocks are bumped from the current span; when it is full it is retired, and given back to
-// the arena when its last block is freed (or reused at once if that already happened).
-void* planned_site::region_allocate(std::size_t size) noexcept {
-    const std::size_t need = region_prefix + round_up(size == 0 ? 1 : size, block_align);
-    if (current_ == nullptr || static_cast<std::size_t>(end_ - bump_) < need) {
-        if (current_ != nullptr && current_->live == 0) {
-            bump_ = first_block(current_);
-        } else {
-            span_header* s = arena_->take(index_);
-            if (s == nullptr) return nullptr;
-            if (current_ != nullptr) current_->retired = 1;
-            current_ = s;
-            bump_ = first_block(s);
-            end_ = reinterpret_cast<char*>(s) + chunk_;
+// The thread's cache is full (or the thread leaves): all its blocks go to the site's list in
+// one splice (the recorded tail: no block is read).
+void planned_site::pool_flush(thread_site& t, bool walk) noexcept {
+    void* head = t.free;
+    if (head == nullptr) return;
+    void* tail = t.tail;
+    if (walk) {
+        tail = head;
+        for (void* next = nullptr;; tail = next) {
+            std::memcpy(&next, tail, sizeof(void*));
+            if (next == nullptr) break;
         }
     }
-    char* p = bump_ + region_prefix;
-    std::memcpy(bump_, &size, sizeof size);
-    bump_ += need;
-    ++current_->live;
-    return p;
+    t.free = nullptr;
+    t.count = 0;
+    lock_.lock();
+    std::memcpy(tail, &free_list_, sizeof(void*));
+    free_list_ = head;
+    lock_.unlock();
 }
 
-void planned_site::region_free(void* p) noexcept {
-    span_header* s = span_arena::span_of(p);
-    if (--s->live != 0) return;
-    if (s == current_) {
-        bump_ = first_block(s);  // empty again: bump from its start
-    } else if (s->retired != 0) {
-        arena_->give_back(s);
+// ---- region ----------------------------------------------------------------------------------
+
+// The thread's chunk cannot hold the request: reuse it if every block of it was freed (here or
+// by other threads), else retire it and bump a new span.
+void* planned_site::region_refill(thread_site& t, std::size_t size) noexcept {
+    span_header* s = t.chunk;
+    // Empty through other threads' frees (the acquire pairs with theirs): no block of it is
+    // left, so no free can race with resetting its count.
+    if (s != nullptr && t.live + s->remote.load(std::memory_order_acquire) == 0) {
+        s->remote.store(0, std::memory_order_relaxed);
+        t.live = 0;
+        t.bump = first_block(s);
+    } else {
+        if (s != nullptr) region_retire(t);
+        s = group_->arena().take(index_);
+        if (s == nullptr) {
+            t.declined.add();
+            return nullptr;
+        }
+        t.chunk = s;
+        t.live = 0;
+        t.bump = first_block(s);
+        t.end = reinterpret_cast<char*>(s) + chunk_;
+    }
+    // A chunk holds any request below limit_ (configure), so this cannot fail.
+    return allocate(size, block_align);
+}
+
+// The thread stops bumping its chunk: the blocks it left live move to the span's count; the
+// span is given back by whoever frees its last block (here, if that already happened).
+void planned_site::region_retire(thread_site& t) noexcept {
+    span_header* s = t.chunk;
+    const std::int64_t live = t.live;  // blocks not freed here; other threads' frees are in remote
+    t.chunk = nullptr;
+    t.bump = t.end = nullptr;
+    t.live = 0;
+    if (s->remote.fetch_add(live, std::memory_order_acq_rel) + live == 0)
+        group_->arena().give_back(s);
+}
+
+// A block of a chunk this thread does not bump. While its bumping thread still holds it the
+// count stays at or below 0, so only a retired span's last free gives it back.
+void planned_site::region_remote_free(span_header* s) noexcept {
+    if (s->remote.fetch_sub(1, std::memory_order_acq_rel) == 1) group_->arena().give_back(s);
+}
+
+void planned_site::flush(thread_site& t, bool walk) noexcept {
+    if (kind_ == strategy::pool) {
+        pool_flush(t, walk);
+    } else if (t.chunk != nullptr) {
+        region_retire(t);
     }
 }
 

@@ -30,19 +30,30 @@ class plan_backend final : public replay_backend {
   public:
     plan_backend(const plan& p, const plan_routing& routing,
                  std::unique_ptr<replay_backend> general, plan_counts* counts)
-        : routing_(routing), general_(std::move(general)), counts_(counts),
+        : general_(std::move(general)), counts_(counts),
           sites_(p.sites.size()) {
-        if (!arena_.reserve(arena_bytes)) throw std::runtime_error("cannot reserve the span arena");
+        group_.init(sites_.data(), static_cast<std::uint32_t>(sites_.size()));
+        if (!group_.reserve(arena_bytes)) {
+            group_.release();
+            throw std::runtime_error("cannot reserve the span arena");
+        }
         for (std::size_t i = 0; i < p.sites.size(); ++i) {
             const plan_site& s = p.sites[i];
             if (s.strategy == plan_strategy::heap) continue;
-            sites_[i].configure(&arena_, static_cast<std::uint32_t>(i), strategy_of(s.strategy),
+            sites_[i].configure(&group_, static_cast<std::uint32_t>(i), strategy_of(s.strategy),
                                 s.strategy == plan_strategy::pool ? s.block_size : s.chunk_bytes,
                                 s.max_request);
             planned_.push_back(i);
         }
-        planned_mask_.assign(p.sites.size(), false);
-        for (std::size_t i : planned_) planned_mask_[i] = true;
+        // One lookup per call: the planned site of each replayed site, or null.
+        std::vector<bool> planned(p.sites.size(), false);
+        for (std::size_t i : planned_) planned[i] = true;
+        site_of_.assign(routing.plan_site_of.size(), nullptr);
+        for (std::size_t s = 0; s < site_of_.size(); ++s) {
+            const int ps = routing.plan_site_of[s];
+            if (ps >= 0 && planned[static_cast<std::size_t>(ps)])
+                site_of_[s] = &sites_[static_cast<std::size_t>(ps)];
+        }
     }
     ~plan_backend() override {
         if (counts_ != nullptr) {
@@ -53,16 +64,15 @@ class plan_backend final : public replay_backend {
                 counts_->declined += c.declined;
             }
         }
-        arena_.release();
+        group_.release();
     }
     plan_backend(const plan_backend&) = delete;
     plan_backend& operator=(const plan_backend&) = delete;
 
     void* allocate(replay_call c, std::size_t size, std::size_t align,
                    std::uint32_t& tag) noexcept override {
-        const int ps = c.site < routing_.plan_site_of.size() ? routing_.plan_site_of[c.site] : -1;
-        if (ps >= 0 && planned_mask_[static_cast<std::size_t>(ps)]) {
-            if (void* p = sites_[static_cast<std::size_t>(ps)].allocate(size, align)) {
+        if (sp::planned_site* site = c.site < site_of_.size() ? site_of_[c.site] : nullptr) {
+            if (void* p = site->allocate(size, align)) {
                 tag = 0;
                 return p;
             }
@@ -71,13 +81,13 @@ class plan_backend final : public replay_backend {
     }
     void deallocate(replay_call c, void* p, std::size_t size, std::size_t align,
                     std::uint32_t tag) noexcept override {
-        if (arena_.owns(p)) return sites_[sp::site_of(p)].deallocate(p);
+        if (group_.arena().owns(p)) return sites_[sp::site_of(p)].deallocate(p);
         general_->deallocate(c, p, size, align, tag);
     }
     // As librtmem-malloc: a planned block moves to the general heap; a general block stays.
     void* reallocate(replay_call from, replay_call to, void* p, std::size_t old_size,
                      std::size_t size, std::size_t align, std::uint32_t& tag) noexcept override {
-        if (p == nullptr || !arena_.owns(p))
+        if (p == nullptr || !group_.arena().owns(p))
             return general_->reallocate(from, to, p, old_size, size, align, tag);
         void* q = general_->allocate(to, size, align, tag);
         if (q == nullptr) return nullptr;
@@ -87,18 +97,17 @@ class plan_backend final : public replay_backend {
     }
     void next_frame() noexcept override { general_->next_frame(); }
     std::size_t footprint() noexcept override {
-        return general_->footprint() + arena_.spans_used() * sp::span_bytes;
+        return general_->footprint() + group_.arena().spans_used() * sp::span_bytes;
     }
     std::size_t footprint_base() noexcept override { return general_->footprint_base(); }
 
   private:
-    const plan_routing& routing_;
     std::unique_ptr<replay_backend> general_;
     plan_counts* counts_;
-    sp::span_arena arena_;
+    sp::site_group group_;
     std::vector<sp::planned_site> sites_;
     std::vector<std::size_t> planned_;
-    std::vector<bool> planned_mask_;
+    std::vector<sp::planned_site*> site_of_;
 };
 
 const module* module_named(const std::vector<module>& modules, const std::string& path) {
