@@ -12,6 +12,7 @@
 #include "plan/plan_router.hpp"
 #include "process_heap.hpp"
 #include "rtmem/interpose/sizes.hpp"
+#include "sample_hook.hpp"
 
 #define RTMEM_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -59,11 +60,13 @@ void* reallocate_planned(void* p, std::size_t size) noexcept {
 }  // namespace
 
 RTMEM_EXPORT void* malloc(std::size_t size) {
+    RTMEM_SAMPLED_ALLOCATION(malloc, size, 0, malloc(size));
     RTMEM_PLANNED(size, 0);
     return allocate(size, 0);
 }
 
 RTMEM_EXPORT void free(void* p) {
+    RTMEM_SAMPLED_DEALLOCATION(free, p, 0, free(p));
     if (site_plan::owns(p)) [[unlikely]]
         return site_plan::deallocate(p);
     release(p);
@@ -72,6 +75,7 @@ RTMEM_EXPORT void free(void* p) {
 RTMEM_EXPORT void* calloc(std::size_t n, std::size_t m) {
     std::size_t total = 0;
     if (!checked_product(n, m, total)) return nullptr;
+    RTMEM_SAMPLED_ALLOCATION(calloc, total, 0, calloc(n, m));
     if (void* planned = site_plan::try_allocate(total, 0, __builtin_return_address(0))) {
         std::memset(planned, 0, total);
         return planned;
@@ -80,6 +84,7 @@ RTMEM_EXPORT void* calloc(std::size_t n, std::size_t m) {
 }
 
 RTMEM_EXPORT void* realloc(void* p, std::size_t size) {
+    RTMEM_SAMPLED_REALLOCATION(p, size, realloc(p, size));
     if (site_plan::owns(p)) [[unlikely]]
         return reallocate_planned(p, size);
     return reallocate(p, size);
@@ -88,6 +93,7 @@ RTMEM_EXPORT void* realloc(void* p, std::size_t size) {
 RTMEM_EXPORT void* reallocarray(void* p, std::size_t n, std::size_t m) {
     std::size_t total = 0;
     if (!checked_product(n, m, total)) return nullptr;
+    RTMEM_SAMPLED_REALLOCATION(p, total, reallocarray(p, n, m));
     if (site_plan::owns(p)) [[unlikely]]
         return reallocate_planned(p, total);
     return reallocate(p, total);
@@ -96,6 +102,7 @@ RTMEM_EXPORT void* reallocarray(void* p, std::size_t n, std::size_t m) {
 // glibc's memalign: up to 16 is malloc, a non-power of two is rounded up, past SIZE_MAX/2+1
 // is EINVAL.
 RTMEM_EXPORT void* memalign(std::size_t align, std::size_t size) {
+    RTMEM_SAMPLED_ALLOCATION(aligned_alloc, size, align, memalign(align, size));
     if (align <= 16) return allocate(size, 0);
     if (align > SIZE_MAX / 2 + 1) {
         errno = EINVAL;
@@ -106,12 +113,14 @@ RTMEM_EXPORT void* memalign(std::size_t align, std::size_t size) {
 }
 
 RTMEM_EXPORT void* aligned_alloc(std::size_t align, std::size_t size) {
+    RTMEM_SAMPLED_ALLOCATION(aligned_alloc, size, align, aligned_alloc(align, size));
     return aligned(align, size);
 }
 
 RTMEM_EXPORT int posix_memalign(void** out, std::size_t align, std::size_t size) {
     if (align % sizeof(void*) != 0 || !is_pow2(align / sizeof(void*)))
         return EINVAL;  // errno untouched, *out too
+    RTMEM_SAMPLED_POSIX_MEMALIGN(out, align, size);
     void* p = allocate(size, align <= 16 ? 0 : align);
     if (p == nullptr) return ENOMEM;
     *out = p;
@@ -119,10 +128,12 @@ RTMEM_EXPORT int posix_memalign(void** out, std::size_t align, std::size_t size)
 }
 
 RTMEM_EXPORT void* valloc(std::size_t size) {
+    RTMEM_SAMPLED_ALLOCATION(malloc, size, page_size(), valloc(size));
     return allocate(size, page_size());
 }
 
 RTMEM_EXPORT void* pvalloc(std::size_t size) {
+    RTMEM_SAMPLED_ALLOCATION(malloc, size, page_size(), pvalloc(size));
     std::size_t rounded = 0;
     if (__builtin_add_overflow(size, page_size() - 1, &rounded)) {
         errno = ENOMEM;
