@@ -7,9 +7,17 @@
 // to native. Environment: RTMEM_OVERHEAD_REPS (default 3), RTMEM_OVERHEAD_ITERATIONS (micro
 // steps per thread, 2e6; app runs a sixth of it). When the build compiler is GCC, a real
 // program too: cc1plus compiling a small C++ file at -O2 (one thread; the prog column is then
-// not measured). Sampled recording (`record --sample 512K`) is measured beside it.
+// not measured). Sampled recording (`record --sample 512K`) is measured beside it, both ways:
+// interposed on glibc (librtmem-trace.so, against native) and inside rt_heap (`--heap rtmem`,
+// librtmem-malloc-sampled.so, against `rtmem run`, i.e. librtmem-malloc.so without sampling).
+// Runs are interleaved (rep 1 of every configuration, then rep 2, ...), so a change in the
+// machine's load hits every configuration alike. Each ratio is median/median, with the
+// spread of the per-run ratios (each run against the same rep of its baseline) as min-max.
+// At the end: the target of issue #20 (sampled overhead <= 5% CPU at 512 KiB on micro, app
+// and cc1plus, one thread), met or not, per mode.
 // RTMEM_OVERHEAD_CONFIGS: run only the configurations whose name contains one of these
-// comma-separated words (native always runs), e.g. "sample,depth 16" or "sample".
+// comma-separated words (native, and the baseline of a chosen configuration, always run),
+// e.g. "sample,depth 16" or "sample".
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -88,18 +96,77 @@ sample median(std::vector<sample> v) {
     return w;
 }
 
+struct config {
+    std::string name;
+    std::vector<std::string> prefix, env;
+    std::string baseline;  ///< the configuration its ratio is taken against ("" : native)
+};
+
+struct verdict {
+    std::string work, name, baseline;
+    double ratio = 0, low = 0, high = 0;
+};
+
+// Runs every configuration `reps` times, interleaved, and prints one row each. `use_prog`:
+// the CPU of the workload's own threads is measured (the trace_workload programs).
+std::vector<verdict> measure(const std::string& work, int threads,
+                             const std::vector<std::string>& command,
+                             const std::vector<config>& configs, int reps, bool use_prog) {
+    std::vector<std::vector<sample>> runs(configs.size());
+    for (int r = 0; r < reps; ++r) {
+        for (std::size_t c = 0; c < configs.size(); ++c) {
+            std::vector<std::string> args = configs[c].prefix;
+            args.insert(args.end(), command.begin(), command.end());
+            runs[c].push_back(run(args, configs[c].env));
+        }
+    }
+    auto index_of = [&](const std::string& name) {
+        for (std::size_t c = 0; c < configs.size(); ++c) {
+            if (configs[c].name == name) return c;
+        }
+        return std::size_t{0};
+    };
+    auto cpu_of = [use_prog](const sample& x) { return use_prog ? x.thread_cpu : x.cpu; };
+    std::vector<verdict> out;
+    for (std::size_t c = 0; c < configs.size(); ++c) {
+        const std::size_t b =
+            index_of(configs[c].baseline.empty() ? "native" : configs[c].baseline);
+        sample m = median(runs[c]), base = median(runs[b]), native = median(runs[0]);
+        std::vector<double> per_run;
+        for (int r = 0; r < reps; ++r) {
+            per_run.push_back(cpu_of(runs[c][static_cast<std::size_t>(r)]) /
+                              std::max(cpu_of(runs[b][static_cast<std::size_t>(r)]), 1e-9));
+        }
+        auto [lo, hi] = std::minmax_element(per_run.begin(), per_run.end());
+        double ratio = cpu_of(m) / std::max(cpu_of(base), 1e-9);
+        std::printf("%-7s %-30s %3d %8.3f %8.3f %8s %7.2f %7.2f  %-12s %5.2f-%-5.2f %s\n",
+                    work.c_str(), configs[c].name.c_str(), threads, m.wall, m.cpu,
+                    use_prog ? std::to_string(m.thread_cpu).substr(0, 8).c_str() : "-",
+                    m.wall / std::max(native.wall, 1e-9),
+                    cpu_of(m) / std::max(cpu_of(native), 1e-9),
+                    configs[c].baseline.empty() ? "native" : configs[c].baseline.c_str(), *lo, *hi,
+                    c == b ? "" : (std::to_string(ratio).substr(0, 5) + "x").c_str());
+        std::fflush(stdout);
+        out.push_back({work, configs[c].name, configs[c].baseline, ratio, *lo, *hi});
+    }
+    return out;
+}
+
 }  // namespace
 
 int main() {
     const char* reps_env = std::getenv("RTMEM_OVERHEAD_REPS");
     const char* iter_env = std::getenv("RTMEM_OVERHEAD_ITERATIONS");
-    int reps = reps_env != nullptr ? std::atoi(reps_env) : 3;
+    int reps = reps_env != nullptr ? std::max(1, std::atoi(reps_env)) : 3;
     std::string iterations = iter_env != nullptr ? iter_env : "2000000";
-    std::string lib = std::filesystem::path(RTMEM_CLI).parent_path().parent_path() / "trace" /
-                      "librtmem-trace.so";
+    const std::string tools = std::filesystem::path(RTMEM_CLI).parent_path().parent_path();
+    const std::string lib = tools + "/trace/librtmem-trace.so";
+    const std::string heap_lib = tools + "/malloc/librtmem-malloc.so";
+    const std::string sampled_heap_lib = tools + "/trace/librtmem-malloc-sampled.so";
     std::string dir = "/tmp/rtmem_overhead_" + std::to_string(getpid());
     std::filesystem::create_directories(dir);
     std::string heaptrack = RTMEM_HEAPTRACK;
+    const bool have_heaptrack = !heaptrack.empty() && !heaptrack.ends_with("NOTFOUND");
     std::string app_iterations = std::to_string(std::max(1LL, std::atoll(iterations.c_str()) / 6));
     const std::string sample_512k = "RTMEM_TRACE_SAMPLE=524288";
     const char* only = std::getenv("RTMEM_OVERHEAD_CONFIGS");
@@ -113,51 +180,52 @@ int main() {
         }
         return false;
     };
-    std::printf("median of %d runs; x = ratio to native in the same run\n", reps);
-    std::printf("%-6s %-28s %3s %8s %8s %8s %7s %7s %7s\n", "work", "config", "thr", "wall s",
-                "cpu s", "prog s", "wall x", "cpu x", "prog x");
+    // The chosen configurations and the baselines they need, in the given order.
+    auto chosen = [&](const std::vector<config>& all) {
+        std::vector<config> out;
+        for (const auto& c : all) {
+            bool needed = wanted(c.name);
+            for (const auto& other : all) needed |= wanted(other.name) && other.baseline == c.name;
+            if (needed) out.push_back(c);
+        }
+        return out;
+    };
+    std::printf(
+        "median of %d interleaved runs; x = ratio to native (cpu x: of the program's own "
+        "threads where measured); vs = the baseline of the last columns, with the min-max "
+        "of the per-run cpu ratios\n",
+        reps);
+    std::printf("%-7s %-30s %3s %8s %8s %8s %7s %7s  %-12s %-11s %s\n", "work", "config", "thr",
+                "wall s", "cpu s", "prog s", "wall x", "cpu x", "vs", "spread", "ratio");
+    std::vector<verdict> verdicts;
+    const std::string out = "RTMEM_TRACE_FILE=" + dir + "/w.rtt";
+    const std::vector<config> workload_configs{
+        {"native", {}, {}, ""},
+        {"rtmem record depth 16", {}, {"LD_PRELOAD=" + lib, out}, ""},
+        {"rtmem depth 16, no writer", {}, {"LD_PRELOAD=" + lib, out, "RTMEM_TRACE_WRITER=0"}, ""},
+        {"rtmem depth 16, unwind all",
+         {},
+         {"LD_PRELOAD=" + lib, out, "RTMEM_TRACE_FAST_STACKS=0"},
+         ""},
+        {"rtmem record depth 0", {}, {"LD_PRELOAD=" + lib, out, "RTMEM_TRACE_DEPTH=0"}, ""},
+        {"rtmem --sample 512K", {}, {"LD_PRELOAD=" + lib, out, sample_512k}, ""},
+        {"rtmem run", {}, {"LD_PRELOAD=" + heap_lib}, ""},
+        {"--sample 512K --heap rtmem",
+         {},
+         {"LD_PRELOAD=" + sampled_heap_lib, out, sample_512k},
+         "rtmem run"},
+    };
     for (const char* work : {"micro", "app"}) {
         for (int threads : {1, 2}) {
             std::vector<std::string> workload{
                 RTMEM_TRACE_WORKLOAD, std::to_string(threads),
                 std::string(work) == "micro" ? iterations : app_iterations, work};
-            struct config {
-                const char* name;
-                std::vector<std::string> prefix, env;
-            };
-            std::string out = "RTMEM_TRACE_FILE=" + dir + "/w.rtt";
-            std::vector<config> configs{
-                {"native", {}, {}},
-                {"rtmem record depth 16", {}, {"LD_PRELOAD=" + lib, out}},
-                {"rtmem depth 16, no writer",
-                 {},
-                 {"LD_PRELOAD=" + lib, out, "RTMEM_TRACE_WRITER=0"}},
-                {"rtmem depth 16, unwind all",
-                 {},
-                 {"LD_PRELOAD=" + lib, out, "RTMEM_TRACE_FAST_STACKS=0"}},
-                {"rtmem record depth 0", {}, {"LD_PRELOAD=" + lib, out, "RTMEM_TRACE_DEPTH=0"}},
-                {"rtmem --sample 512K", {}, {"LD_PRELOAD=" + lib, out, sample_512k}},
-            };
-            if (!heaptrack.empty() && !heaptrack.ends_with("NOTFOUND")) {
-                configs.push_back({"heaptrack", {heaptrack, "-o", dir + "/h"}, {}});
+            std::vector<config> configs = chosen(workload_configs);
+            if (have_heaptrack && wanted("heaptrack")) {
+                configs.push_back({"heaptrack", {heaptrack, "-o", dir + "/h"}, {}, ""});
             }
-            sample base{};
-            for (const auto& c : configs) {
-                if (!wanted(c.name)) continue;
-                std::vector<sample> v;
-                for (int r = 0; r < reps; ++r) {
-                    std::vector<std::string> args = c.prefix;
-                    args.insert(args.end(), workload.begin(), workload.end());
-                    v.push_back(run(args, c.env));
-                }
-                sample m = median(v);
-                if (std::string(c.name) == "native") base = m;
-                auto ratio = [](double a, double b) { return a / std::max(b, 1e-9); };
-                std::printf("%-6s %-28s %3d %8.3f %8.3f %8.3f %7.1f %7.1f %7.1f\n", work, c.name,
-                            threads, m.wall, m.cpu, m.thread_cpu, ratio(m.wall, base.wall),
-                            ratio(m.cpu, base.cpu), ratio(m.thread_cpu, base.thread_cpu));
-                std::fflush(stdout);
-            }
+            auto v = measure(work, threads, workload, configs, reps, true);
+            if (threads == 1) verdicts.insert(verdicts.end(), v.begin(), v.end());
         }
     }
     if (std::string cc1plus = RTMEM_CC1PLUS; !cc1plus.empty() && std::filesystem::exists(cc1plus)) {
@@ -181,33 +249,30 @@ int main() {
         std::vector<std::string> compile{
             cc1plus, "-quiet", "-imultiarch", "x86_64-linux-gnu", "-D_GNU_SOURCE",
             src,     "-O2",    "-o",          dir + "/unit.s"};
-        std::string out = "RTMEM_TRACE_FILE=" + dir + "/c.rtt";
-        std::vector<std::pair<const char*, std::vector<std::string>>> configs{
-            {"native", {}},
-            {"rtmem record depth 16", {"LD_PRELOAD=" + lib, out}},
-            {"rtmem --sample 512K", {"LD_PRELOAD=" + lib, out, sample_512k}}};
-        sample base{};
-        for (const auto& [name, env] : configs) {
-            if (!wanted(name)) continue;
-            std::vector<sample> v;
-            for (int r = 0; r < reps; ++r) v.push_back(run(compile, env));
-            sample m = median(v);
-            if (std::string(name) == "native") base = m;
-            std::printf("%-6s %-28s %3d %8.3f %8.3f %8s %7.1f %7.1f %7s\n", "cc1plus", name, 1,
-                        m.wall, m.cpu, "-", m.wall / std::max(base.wall, 1e-9),
-                        m.cpu / std::max(base.cpu, 1e-9), "-");
-            std::fflush(stdout);
+        const std::string c_out = "RTMEM_TRACE_FILE=" + dir + "/c.rtt";
+        std::vector<config> configs = chosen({
+            {"native", {}, {}, ""},
+            {"rtmem record depth 16", {}, {"LD_PRELOAD=" + lib, c_out}, ""},
+            {"rtmem --sample 512K", {}, {"LD_PRELOAD=" + lib, c_out, sample_512k}, ""},
+            {"rtmem run", {}, {"LD_PRELOAD=" + heap_lib}, ""},
+            {"--sample 512K --heap rtmem",
+             {},
+             {"LD_PRELOAD=" + sampled_heap_lib, c_out, sample_512k},
+             "rtmem run"},
+        });
+        if (have_heaptrack && wanted("heaptrack")) {
+            configs.push_back({"heaptrack", {heaptrack, "-o", dir + "/hc"}, {}, ""});
         }
-        if (!heaptrack.empty() && !heaptrack.ends_with("NOTFOUND") && wanted("heaptrack")) {
-            std::vector<std::string> args{heaptrack, "-o", dir + "/hc"};
-            args.insert(args.end(), compile.begin(), compile.end());
-            std::vector<sample> v;
-            for (int r = 0; r < reps; ++r) v.push_back(run(args, {}));
-            sample m = median(v);
-            std::printf("%-6s %-28s %3d %8.3f %8.3f %8s %7.1f %7.1f %7s\n", "cc1plus", "heaptrack",
-                        1, m.wall, m.cpu, "-", m.wall / std::max(base.wall, 1e-9),
-                        m.cpu / std::max(base.cpu, 1e-9), "-");
-        }
+        auto v = measure("cc1plus", 1, compile, configs, reps, false);
+        verdicts.insert(verdicts.end(), v.begin(), v.end());
+    }
+    // Issue #20's target: sampled recording at 512 KiB costs <= 5% CPU (one thread).
+    std::printf("\ntarget: --sample 512K overhead <= 5%% CPU (median ratio, one thread)\n");
+    for (const auto& v : verdicts) {
+        if (v.name.find("512K") == std::string::npos) continue;
+        std::printf("  %-8s %-28s vs %-8s %6.3fx (runs %.3f-%.3f): %s\n", v.work.c_str(),
+                    v.name.c_str(), v.baseline.empty() ? "native" : v.baseline.c_str(), v.ratio,
+                    v.low, v.high, v.ratio <= 1.05 ? "met" : "NOT met");
     }
     std::filesystem::remove_all(dir);
     return 0;

@@ -9,12 +9,15 @@ endif()
 # instructions collected inside `function` while the driver runs `case` CALLS times. The output
 # file is named after this test too (its CASE and FUNCTIONS): every test collects the baseline,
 # and ctest runs tests in parallel, so a shared name let one test remove another's file.
-string(MAKE_C_IDENTIFIER "${CASE}.${FUNCTIONS}" this_test)
+string(MD5 env_id "${ENV}")  # tests of one case and function under different environments
+string(SUBSTRING "${env_id}" 0 8 env_id)
+string(MAKE_C_IDENTIFIER "${CASE}.${FUNCTIONS}.${env_id}" this_test)
 function(collect case function result)
   set(out "${WORK_DIR}/callgrind.${this_test}.${case}.${function}.out")
   file(REMOVE "${out}")
   execute_process(
-    COMMAND "${VALGRIND}" --tool=callgrind --toggle-collect=${function}
+    COMMAND ${CMAKE_COMMAND} -E env ${environment}
+            "${VALGRIND}" --tool=callgrind --toggle-collect=${function}
             --callgrind-out-file=${out} "${DRIVER}" ${case} ${CALLS}
     RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
   if(NOT rc EQUAL 0 OR NOT EXISTS "${out}")
@@ -29,6 +32,8 @@ function(collect case function result)
   set(${result} ${n} PARENT_SCOPE)
 endfunction()
 
+# ENV: variables for the driver, "|"-separated (e.g. a preload library and its settings).
+string(REPLACE "|" ";" environment "${ENV}")
 collect(baseline rtmem_perf_baseline base)
 set(total 0)
 set(net 0)

@@ -220,6 +220,184 @@ TEST_F(sampled_test, every_entry_point_records_when_sampled) {
     EXPECT_GE(r.exact_counts()->calls[static_cast<std::size_t>(op::delete_array)], 1u);
 }
 
+// A large interval keeps almost every call on the fast path (thread_gate.hpp): its counts are
+// still every call's, per entry point, threads, sized deletes and a followed fork included.
+TEST_F(sampled_test, the_fast_path_counts_every_entry_point_exactly) {
+    for (const char* mode : {"basic", "threads", "fork"}) {
+        std::string full = (dir_ / (std::string(mode) + "_full.rtt")).string();
+        std::string sampled = (dir_ / (std::string(mode) + "_sampled.rtt")).string();
+        run({RTMEM_CLI, "record", "--follow-fork", "-o", full, "--", RTMEM_TRACE_SUBJECT, mode},
+            dir_);
+        run({RTMEM_CLI, "record", "--follow-fork", "--sample", "1G", "-o", sampled, "--",
+             RTMEM_TRACE_SUBJECT, mode},
+            dir_);
+        std::vector<std::pair<std::string, std::string>> pairs{{full, sampled}};
+        if (std::string(mode) == "fork") {  // the child's traces: <path>.<pid>
+            std::string child_full, child_sampled;
+            for (const auto& entry : fs::directory_iterator(dir_)) {
+                const std::string name = entry.path().string();
+                if (name.starts_with(full + ".")) child_full = name;
+                if (name.starts_with(sampled + ".")) child_sampled = name;
+            }
+            ASSERT_FALSE(child_full.empty());
+            ASSERT_FALSE(child_sampled.empty());
+            pairs.emplace_back(child_full, child_sampled);
+        }
+        for (const auto& [f_path, s_path] : pairs) {
+            trace_reader f(f_path), s(s_path);
+            ASSERT_NE(f.exact_counts(), nullptr) << f_path;
+            ASSERT_NE(s.exact_counts(), nullptr) << s_path;
+            EXPECT_EQ(s.sample_interval(), 1u << 30);
+            for (std::size_t k = 0; k < rtmem::analyze::op_count; ++k) {
+                if (static_cast<op>(k) == op::frame) continue;
+                EXPECT_EQ(s.exact_counts()->calls[k], f.exact_counts()->calls[k])
+                    << s_path << " " << op_name(static_cast<op>(k));
+                EXPECT_EQ(s.exact_counts()->bytes[k], f.exact_counts()->bytes[k])
+                    << s_path << " " << op_name(static_cast<op>(k));
+            }
+        }
+    }
+}
+
+TEST_F(sampled_test, a_pause_reaches_threads_already_on_the_fast_path) {
+    std::string trace = (dir_ / "t.rtt").string();
+    EXPECT_EQ(run({RTMEM_CLI, "record", "--sample", "1G", "-o", trace, "--", RTMEM_SAMPLED_SUBJECT,
+                   "pause-threads"},
+                  dir_),
+              "stop ok \nstart ok \n");
+    trace_reader t(trace);
+    ASSERT_NE(t.exact_counts(), nullptr);
+    const auto malloc_index = static_cast<std::size_t>(op::malloc);
+    // The worker's 1500 counted blocks of 1000 B, and a few small ones of the C runtime; the
+    // 700 made while stopped would add 700,000 B.
+    EXPECT_GE(t.exact_counts()->bytes[malloc_index], 1500u * 1000u);
+    EXPECT_LT(t.exact_counts()->bytes[malloc_index], 1500u * 1000u + 100000u);
+    EXPECT_GE(t.exact_counts()->calls[static_cast<std::size_t>(op::free)], 1500u);
+    EXPECT_LT(t.exact_counts()->calls[static_cast<std::size_t>(op::free)], 1600u);
+}
+
+// `--heap rtmem`: the program runs on rt_heap with the sampler inside librtmem-malloc-sampled.so.
+// Same trace as the preload writes: exact counts equal a full trace's, estimates near the
+// truth, sites named as the preload names them, pauses reaching running threads.
+TEST_F(sampled_test, sampling_inside_rt_heap_writes_the_same_trace) {
+    std::string full = (dir_ / "full.rtt").string(), heap = (dir_ / "heap.rtt").string();
+    std::string glibc = (dir_ / "glibc.rtt").string();
+    EXPECT_EQ(run({RTMEM_CLI, "record", "-o", full, "--", RTMEM_SAMPLED_SUBJECT, "sizes"}, dir_),
+              "sizes done\n");
+    const auto on_heap =
+        rtmem::test::run_program({RTMEM_CLI, "record", "--sample", "64K", "--heap", "rtmem", "-o",
+                                  heap, "--", RTMEM_SAMPLED_SUBJECT, "sizes"},
+                                 dir_, {"RTMEM_TRACE_SEED=7", "RTMEM_MALLOC_STATS=1"});
+    EXPECT_EQ(on_heap.out, "sizes done\n");
+    // rt_heap served the program (the stats line of librtmem-malloc at exit).
+    EXPECT_NE(on_heap.err.find("rtmem run: pid"), std::string::npos) << on_heap.err;
+    EXPECT_NE(on_heap.err.find("rt_heap"), std::string::npos) << on_heap.err;
+    run({RTMEM_CLI, "record", "--sample", "64K", "-o", glibc, "--", RTMEM_SAMPLED_SUBJECT, "sizes"},
+        dir_, {"RTMEM_TRACE_SEED=7"});
+    trace_reader f(full), h(heap);
+    EXPECT_TRUE(h.complete());
+    EXPECT_EQ(h.sample_interval(), 65536u);
+    ASSERT_NE(f.exact_counts(), nullptr);
+    ASSERT_NE(h.exact_counts(), nullptr);
+    for (std::size_t k = 0; k < rtmem::analyze::op_count; ++k) {
+        if (static_cast<op>(k) == op::frame) continue;
+        EXPECT_EQ(h.exact_counts()->calls[k], f.exact_counts()->calls[k])
+            << op_name(static_cast<op>(k));
+        EXPECT_EQ(h.exact_counts()->bytes[k], f.exact_counts()->bytes[k])
+            << op_name(static_cast<op>(k));
+    }
+    auto truth = rtmem::analyze::analyze_events(f);
+    auto est = rtmem::analyze::analyze_events(h);
+    EXPECT_EQ(est.unknown_frees, 0u);
+    EXPECT_LT(h.event_count() * 20, f.event_count()) << "a sample, not every call";
+    EXPECT_NEAR(static_cast<double>(est.bytes_allocated),
+                static_cast<double>(truth.bytes_allocated), 4 * std::sqrt(est.bytes_allocated_variance));
+    EXPECT_NEAR(static_cast<double>(est.leaked_bytes), static_cast<double>(truth.leaked_bytes),
+                4 * std::sqrt(est.leaked_bytes_variance) + 1024);
+    // Stacks: the sites are the subject's, keyed as in the preload's sampled trace (the 1 MiB
+    // site is recorded almost surely in both: ~400 MiB of it).
+    trace_reader g(glibc);
+    auto heap_sites = sites_by_key(h), glibc_sites = sites_by_key(g);
+    std::string large_key;
+    for (const auto& [key, site] : glibc_sites) {
+        if (site.bytes > 300u << 20) large_key = key;
+    }
+    ASSERT_FALSE(large_key.empty());
+    ASSERT_TRUE(heap_sites.contains(large_key)) << large_key;
+    EXPECT_NEAR(static_cast<double>(heap_sites[large_key].bytes), 400.0 * (1 << 20),
+                40.0 * (1 << 20));
+
+    // A pause reaches a thread already on the fast path here too.
+    std::string paused = (dir_ / "paused.rtt").string();
+    EXPECT_EQ(run({RTMEM_CLI, "record", "--sample", "1G", "--heap", "rtmem", "-o", paused, "--",
+                   RTMEM_SAMPLED_SUBJECT, "pause-threads"},
+                  dir_),
+              "stop ok \nstart ok \n");
+    trace_reader p(paused);
+    ASSERT_NE(p.exact_counts(), nullptr);
+    EXPECT_GE(p.exact_counts()->bytes[static_cast<std::size_t>(op::malloc)], 1500u * 1000u);
+    EXPECT_LT(p.exact_counts()->bytes[static_cast<std::size_t>(op::malloc)],
+              1500u * 1000u + 100000u);
+}
+
+// Every entry point of librtmem-malloc-sampled.so counts and records as the preload does.
+TEST_F(sampled_test, sampling_inside_rt_heap_counts_every_entry_point) {
+    for (const char* mode : {"basic", "threads"}) {
+        std::string full = (dir_ / (std::string(mode) + "_full.rtt")).string();
+        std::string heap = (dir_ / (std::string(mode) + "_heap.rtt")).string();
+        run({RTMEM_CLI, "record", "-o", full, "--", RTMEM_TRACE_SUBJECT, mode}, dir_);
+        run({RTMEM_CLI, "record", "--sample", "1G", "--heap", "rtmem", "-o", heap, "--",
+             RTMEM_TRACE_SUBJECT, mode},
+            dir_);
+        trace_reader f(full), h(heap);
+        ASSERT_NE(f.exact_counts(), nullptr);
+        ASSERT_NE(h.exact_counts(), nullptr) << heap;
+        for (std::size_t k = 0; k < rtmem::analyze::op_count; ++k) {
+            if (static_cast<op>(k) == op::frame) continue;
+            EXPECT_EQ(h.exact_counts()->calls[k], f.exact_counts()->calls[k])
+                << mode << " " << op_name(static_cast<op>(k));
+            EXPECT_EQ(h.exact_counts()->bytes[k], f.exact_counts()->bytes[k])
+                << mode << " " << op_name(static_cast<op>(k));
+        }
+    }
+    // Interval 1 byte: each entry point's blocks recorded, every free matched.
+    std::string every = (dir_ / "every.rtt").string();
+    run({RTMEM_CLI, "record", "--sample", "1", "--heap", "rtmem", "-o", every, "--",
+         RTMEM_TRACE_SUBJECT, "basic"},
+        dir_);
+    trace_reader r(every);
+    std::map<std::pair<op, std::uint64_t>, int> seen;
+    event e;
+    while (r.next(e)) ++seen[{e.kind, e.size}];
+    EXPECT_EQ((seen[{op::malloc, 12345}]), 1);
+    EXPECT_EQ((seen[{op::calloc, 12345}]), 1);
+    EXPECT_EQ((seen[{op::realloc, 23456}]), 1);
+    EXPECT_EQ((seen[{op::aligned_alloc, 34567}]), 1);
+    EXPECT_EQ((seen[{op::new_array, 321 * sizeof(int)}]), 1);
+    EXPECT_EQ((seen[{op::new_scalar, 64}]), 1);
+    EXPECT_EQ((seen[{op::new_array, 4321}]), 1);
+    EXPECT_EQ(rtmem::analyze::analyze_events(r).unknown_frees, 0u);
+}
+
+TEST_F(sampled_test, heap_rtmem_needs_sample_and_a_known_heap) {
+    int status = 0;
+    for (std::vector<std::string> extra :
+         {std::vector<std::string>{"--heap", "rtmem"},
+          std::vector<std::string>{"--sample", "4K", "--heap", "tcmalloc"}}) {
+        std::vector<std::string> args{RTMEM_CLI, "record"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        for (const char* a : {"-o", "", "--", RTMEM_SAMPLED_SUBJECT, "sizes"}) args.emplace_back(a);
+        args[args.size() - 4] = (dir_ / "x.rtt").string();
+        const auto r = rtmem::test::run_program(args, dir_);
+        status = r.status;
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << extra.back();
+        EXPECT_FALSE(fs::exists(dir_ / "x.rtt"));
+        if (extra.size() == 2) {
+            EXPECT_NE(r.err.find("--heap rtmem needs --sample"), std::string::npos) << r.err;
+        }
+    }
+}
+
 TEST_F(sampled_test, bad_sample_sizes_are_refused_before_the_run) {
     int status = 0;
     for (const char* bad : {"0", "12X", "K", "-5", "99999999999999"}) {

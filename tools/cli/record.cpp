@@ -1,7 +1,8 @@
-// rtmem record [-o FILE] [--depth N] [--timing N] [--sample BYTES] [--paused] [--follow-fork]
-//              -- PROGRAM ARGS...
-// Runs the program with librtmem-trace.so preloaded, then prints one line per trace written
-// (from its end record) on stderr and exits with the program's exit status.
+// rtmem record [-o FILE] [--depth N] [--timing N] [--sample BYTES [--heap rtmem]] [--paused]
+//              [--follow-fork] -- PROGRAM ARGS...
+// Runs the program with librtmem-trace.so preloaded (with --heap rtmem: librtmem-malloc-sampled.so,
+// rt_heap with the sampler in its entry points), then prints one line per trace written (from
+// its end record) on stderr and exits with the program's exit status.
 #include <elf.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -23,6 +24,8 @@
 #include "rtmem/analyze/report_output.hpp"
 #include "rtmem/analyze/trace_reader.hpp"
 #include "rtmem/format/contract.hpp"
+#include "rtmem/malloc/contract.hpp"
+#include "rtmem/malloc/plan_contract.hpp"
 
 namespace {
 
@@ -35,8 +38,13 @@ struct record_args {
     bool follow_fork = contract::default_follow_fork;
     std::string sample;  ///< mean sampling interval, e.g. "512K" (empty: record every call)
     bool start_paused = false;
+    std::string heap = "glibc";  ///< "rtmem": run on rt_heap, sampling inside its malloc
     std::vector<std::string> command;
 };
+
+/// Path of librtmem-malloc-sampled.so (overrides the CLI's search), as RTMEM_TRACE_LIBRARY does
+/// for librtmem-trace.so.
+constexpr const char* env_sampled_heap_library = "RTMEM_MALLOC_SAMPLED_LIBRARY";
 
 // "524288", "512K", "512KiB", "1M", "2G" (binary units): the mean sampling interval in bytes.
 std::uint64_t parse_interval(const std::string& text) {
@@ -58,29 +66,36 @@ std::uint64_t parse_interval(const std::string& text) {
     return v;
 }
 
-std::string find_preload_library() {
+// librtmem-trace.so, or librtmem-malloc-sampled.so for --heap rtmem (both are built in
+// build/tools/trace and installed in lib/).
+std::string find_preload_library(bool on_rt_heap) {
     namespace fs = std::filesystem;
-    if (const char* env = std::getenv(contract::env_library); env != nullptr && *env != 0) {
-        return env;
-    }
+    const char* env_name = on_rt_heap ? env_sampled_heap_library : contract::env_library;
+    const std::string name = on_rt_heap ? "librtmem-malloc-sampled.so" : "librtmem-trace.so";
+    if (const char* env = std::getenv(env_name); env != nullptr && *env != 0) return env;
     std::error_code ec;
     fs::path self = fs::read_symlink("/proc/self/exe", ec);
     std::vector<fs::path> candidates;
     if (!ec) {
-        candidates.push_back(self.parent_path().parent_path() / "lib" / "librtmem-trace.so");
-        candidates.push_back(self.parent_path().parent_path() / "trace" / "librtmem-trace.so");
+        candidates.push_back(self.parent_path().parent_path() / "lib" / name);
+        candidates.push_back(self.parent_path().parent_path() / "trace" / name);
     }
-#ifdef RTMEM_TRACE_LIB_BUILD
-    candidates.emplace_back(RTMEM_TRACE_LIB_BUILD);
+#if defined(RTMEM_TRACE_LIB_BUILD) && defined(RTMEM_TRACE_LIB_INSTALL)
+    if (!on_rt_heap) {
+        candidates.emplace_back(RTMEM_TRACE_LIB_BUILD);
+        candidates.emplace_back(RTMEM_TRACE_LIB_INSTALL);
+    }
 #endif
-#ifdef RTMEM_TRACE_LIB_INSTALL
-    candidates.emplace_back(RTMEM_TRACE_LIB_INSTALL);
+#if defined(RTMEM_MALLOC_SAMPLED_LIB_BUILD) && defined(RTMEM_MALLOC_SAMPLED_LIB_INSTALL)
+    if (on_rt_heap) {
+        candidates.emplace_back(RTMEM_MALLOC_SAMPLED_LIB_BUILD);
+        candidates.emplace_back(RTMEM_MALLOC_SAMPLED_LIB_INSTALL);
+    }
 #endif
     for (const auto& c : candidates) {
         if (fs::exists(c, ec)) return fs::absolute(c, ec).string();
     }
-    throw rtmem::cli::usage_error("cannot find librtmem-trace.so (set " +
-                                  std::string(contract::env_library) + " to its path)");
+    throw rtmem::cli::usage_error("cannot find " + name + " (set " + env_name + " to its path)");
 }
 
 // Where execvp would find `name`: itself when it holds a '/', else the first executable file
@@ -209,7 +224,13 @@ int run_record(const record_args& a) {
     if (a.command.empty())
         throw rtmem::cli::usage_error("no program given (rtmem record -- PROGRAM ARGS...)");
     std::uint64_t interval = a.sample.empty() ? 0 : parse_interval(a.sample);
-    std::string lib = find_preload_library();
+    const bool on_rt_heap = a.heap == "rtmem";
+    if (on_rt_heap && interval == 0) {
+        throw rtmem::cli::usage_error(
+            "--heap rtmem needs --sample BYTES: only sampled recording runs inside rt_heap (a full "
+            "trace records every call through librtmem-trace.so, on glibc)");
+    }
+    std::string lib = find_preload_library(on_rt_heap);
     std::string program = resolve_program(a.command[0]);
     if (!program.empty() && is_static_elf(program)) {
         throw rtmem::cli::usage_error(
@@ -260,6 +281,10 @@ int run_record(const record_args& a) {
         setenv(contract::env_sample, std::to_string(interval).c_str(), 1);
         setenv(contract::env_start, a.start_paused ? "0" : "1", 1);
         unsetenv(contract::env_active);
+        if (on_rt_heap) {  // the plain process heap of `rtmem run`, no plan, not real-time
+            unsetenv(rtmem::malloc_contract::env_realtime);
+            unsetenv(rtmem::malloc_contract::env_plan);
+        }
         execvp(argv[0], argv.data());
         int err = errno;
         (void)!write(exec_pipe[1], &err, sizeof err);
@@ -327,9 +352,14 @@ const bool registered = rtmem::cli::register_command(
          sub.add_option("--sample", a->sample,
                        "Record only a sample of the allocations: one per BYTES allocated on "
                        "average (e.g. 512K; exponential intervals, estimates in report/advise)");
-        sub.add_flag("--paused", a->start_paused,
-                     "Start paused: record from the program's rtmem_trace_start() call");
-        sub.add_flag("--follow-fork", a->follow_fork,
+         sub.add_option("--heap", a->heap,
+                        "With --sample: 'rtmem' runs the program on rt_heap (as rtmem run does) "
+                        "and samples inside its malloc, a few instructions a call; 'glibc' (the "
+                        "default) interposes on glibc's malloc")
+             ->check(CLI::IsMember({"glibc", "rtmem"}));
+         sub.add_flag("--paused", a->start_paused,
+                      "Start paused: record from the program's rtmem_trace_start() call");
+         sub.add_flag("--follow-fork", a->follow_fork,
                       "Trace forked children and exec'd programs into <file>.<pid>");
          sub.add_option("command", a->command, "Program and arguments (after --)")->required();
          run = [a] { return run_record(*a); };

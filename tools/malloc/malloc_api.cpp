@@ -12,6 +12,7 @@
 #include "plan/plan_router.hpp"
 #include "process_heap.hpp"
 #include "rtmem/interpose/sizes.hpp"
+#include "sample_hook.hpp"
 
 #define RTMEM_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -64,11 +65,13 @@ void* reallocate_planned(void* p, std::size_t size, void* ra, const void* cfa) n
 }  // namespace
 
 RTMEM_EXPORT void* malloc(std::size_t size) {
+    RTMEM_SAMPLED_ALLOCATION(malloc, size, 0, malloc(size));
     RTMEM_PLANNED(size, 0);
     return allocate(size, 0);
 }
 
 RTMEM_EXPORT void free(void* p) {
+    RTMEM_SAMPLED_DEALLOCATION(free, p, 0, free(p));
     if (site_plan::owns(p)) [[unlikely]]
         return site_plan::deallocate(p);
     release(p);
@@ -77,6 +80,7 @@ RTMEM_EXPORT void free(void* p) {
 RTMEM_EXPORT void* calloc(std::size_t n, std::size_t m) {
     std::size_t total = 0;
     if (!checked_product(n, m, total)) return nullptr;
+    RTMEM_SAMPLED_ALLOCATION(calloc, total, 0, calloc(n, m));
     if (void* planned = site_plan::try_allocate(total, 0, __builtin_return_address(0),
                                                 __builtin_dwarf_cfa())) {
         std::memset(planned, 0, total);
@@ -86,6 +90,7 @@ RTMEM_EXPORT void* calloc(std::size_t n, std::size_t m) {
 }
 
 RTMEM_EXPORT void* realloc(void* p, std::size_t size) {
+    RTMEM_SAMPLED_REALLOCATION(p, size, realloc(p, size));
     if (p == nullptr) {  // a malloc: routed as one
         RTMEM_PLANNED(size, 0);
     } else if (site_plan::owns(p)) [[unlikely]] {
@@ -97,6 +102,7 @@ RTMEM_EXPORT void* realloc(void* p, std::size_t size) {
 RTMEM_EXPORT void* reallocarray(void* p, std::size_t n, std::size_t m) {
     std::size_t total = 0;
     if (!checked_product(n, m, total)) return nullptr;
+    RTMEM_SAMPLED_REALLOCATION(p, total, reallocarray(p, n, m));
     if (p == nullptr) {
         RTMEM_PLANNED(total, 0);
     } else if (site_plan::owns(p)) [[unlikely]] {
@@ -109,6 +115,7 @@ RTMEM_EXPORT void* reallocarray(void* p, std::size_t n, std::size_t m) {
 // is EINVAL. The aligned forms are routed by plan as malloc is (a strategy declines an
 // alignment it cannot give).
 RTMEM_EXPORT void* memalign(std::size_t align, std::size_t size) {
+    RTMEM_SAMPLED_ALLOCATION(aligned_alloc, size, align, memalign(align, size));
     if (align <= 16) {
         RTMEM_PLANNED(size, 0);
         return allocate(size, 0);
@@ -123,6 +130,7 @@ RTMEM_EXPORT void* memalign(std::size_t align, std::size_t size) {
 }
 
 RTMEM_EXPORT void* aligned_alloc(std::size_t align, std::size_t size) {
+    RTMEM_SAMPLED_ALLOCATION(aligned_alloc, size, align, aligned_alloc(align, size));
     if (is_pow2(align)) RTMEM_PLANNED(size, align <= 16 ? 0 : align);
     return aligned(align, size);
 }
@@ -130,6 +138,7 @@ RTMEM_EXPORT void* aligned_alloc(std::size_t align, std::size_t size) {
 RTMEM_EXPORT int posix_memalign(void** out, std::size_t align, std::size_t size) {
     if (align % sizeof(void*) != 0 || !is_pow2(align / sizeof(void*)))
         return EINVAL;  // errno untouched, *out too
+    RTMEM_SAMPLED_POSIX_MEMALIGN(out, align, size);
     void* p = site_plan::try_allocate(size, align <= 16 ? 0 : align,
                                       __builtin_return_address(0), __builtin_dwarf_cfa());
     if (p == nullptr) p = allocate(size, align <= 16 ? 0 : align);
@@ -139,10 +148,12 @@ RTMEM_EXPORT int posix_memalign(void** out, std::size_t align, std::size_t size)
 }
 
 RTMEM_EXPORT void* valloc(std::size_t size) {
+    RTMEM_SAMPLED_ALLOCATION(malloc, size, page_size(), valloc(size));
     return allocate(size, page_size());
 }
 
 RTMEM_EXPORT void* pvalloc(std::size_t size) {
+    RTMEM_SAMPLED_ALLOCATION(malloc, size, page_size(), pvalloc(size));
     std::size_t rounded = 0;
     if (__builtin_add_overflow(size, page_size() - 1, &rounded)) {
         errno = ENOMEM;

@@ -5,6 +5,7 @@
 
 #include "plan/plan_router.hpp"
 #include "process_heap.hpp"
+#include "sample_hook.hpp"
 
 using namespace rtmem::malloc_shim;
 namespace site_plan = rtmem::site_plan;
@@ -48,47 +49,94 @@ void release_any(void* p) noexcept {
 }  // namespace
 
 void* operator new(std::size_t n) {
+    RTMEM_SAMPLED_ALLOCATION(new_scalar, n, 0, ::operator new(n));
     RTMEM_PLANNED(n, 0);
     return new_throwing(n, 0);
 }
 void* operator new[](std::size_t n) {
+    RTMEM_SAMPLED_ALLOCATION(new_array, n, 0, ::operator new[](n));
     RTMEM_PLANNED(n, 0);
     return new_throwing(n, 0);
 }
 void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+    RTMEM_SAMPLED_ALLOCATION(new_scalar, n, 0, ::operator new(n, std::nothrow));
     RTMEM_PLANNED(n, 0);
     return new_nothrow(n, 0);
 }
 void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+    RTMEM_SAMPLED_ALLOCATION(new_array, n, 0, ::operator new[](n, std::nothrow));
     RTMEM_PLANNED(n, 0);
     return new_nothrow(n, 0);
 }
 void* operator new(std::size_t n, std::align_val_t a) {
+    RTMEM_SAMPLED_ALLOCATION(new_scalar, n, as_size(a), ::operator new(n, a));
     RTMEM_PLANNED(n, as_size(a));
     return new_throwing(n, as_size(a));
 }
 void* operator new[](std::size_t n, std::align_val_t a) {
+    RTMEM_SAMPLED_ALLOCATION(new_array, n, as_size(a), ::operator new[](n, a));
     RTMEM_PLANNED(n, as_size(a));
     return new_throwing(n, as_size(a));
 }
 void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+    RTMEM_SAMPLED_ALLOCATION(new_scalar, n, as_size(a), ::operator new(n, a, std::nothrow));
     RTMEM_PLANNED(n, as_size(a));
     return new_nothrow(n, as_size(a));
 }
 void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+    RTMEM_SAMPLED_ALLOCATION(new_array, n, as_size(a), ::operator new[](n, a, std::nothrow));
     RTMEM_PLANNED(n, as_size(a));
     return new_nothrow(n, as_size(a));
 }
 
-void operator delete(void* p) noexcept { release_any(p); }
-void operator delete[](void* p) noexcept { release_any(p); }
-void operator delete(void* p, std::size_t) noexcept { release_any(p); }
-void operator delete[](void* p, std::size_t) noexcept { release_any(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { release_any(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { release_any(p); }
-void operator delete(void* p, std::align_val_t) noexcept { release_any(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { release_any(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { release_any(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { release_any(p); }
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { release_any(p); }
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { release_any(p); }
+void operator delete(void* p) noexcept {
+    RTMEM_SAMPLED_DEALLOCATION(delete_scalar, p, 0, ::operator delete(p));
+    release_any(p);
+}
+void operator delete[](void* p) noexcept {
+    RTMEM_SAMPLED_DEALLOCATION(delete_array, p, 0, ::operator delete[](p));
+    release_any(p);
+}
+void operator delete(void* p, [[maybe_unused]] std::size_t n) noexcept {
+    RTMEM_SAMPLED_DEALLOCATION(delete_scalar, p, n, ::operator delete(p, n));
+    release_any(p);
+}
+void operator delete[](void* p, [[maybe_unused]] std::size_t n) noexcept {
+    RTMEM_SAMPLED_DEALLOCATION(delete_array, p, n, ::operator delete[](p, n));
+    release_any(p);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+    RTMEM_SAMPLED_DEALLOCATION(delete_scalar, p, 0, ::operator delete(p, std::nothrow));
+    release_any(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
+    RTMEM_SAMPLED_DEALLOCATION(delete_array, p, 0, ::operator delete[](p, std::nothrow));
+    release_any(p);
+}
+void operator delete(void* p, [[maybe_unused]] std::align_val_t a) noexcept {
+    RTMEM_SAMPLED_DEALLOCATION(delete_scalar, p, 0, ::operator delete(p, a));
+    release_any(p);
+}
+void operator delete[](void* p, [[maybe_unused]] std::align_val_t a) noexcept {
+    RTMEM_SAMPLED_DEALLOCATION(delete_array, p, 0, ::operator delete[](p, a));
+    release_any(p);
+}
+void operator delete(void* p, [[maybe_unused]] std::size_t n,
+                     [[maybe_unused]] std::align_val_t a) noexcept {
+    RTMEM_SAMPLED_DEALLOCATION(delete_scalar, p, n, ::operator delete(p, n, a));
+    release_any(p);
+}
+void operator delete[](void* p, [[maybe_unused]] std::size_t n,
+                       [[maybe_unused]] std::align_val_t a) noexcept {
+    RTMEM_SAMPLED_DEALLOCATION(delete_array, p, n, ::operator delete[](p, n, a));
+    release_any(p);
+}
+void operator delete(void* p, [[maybe_unused]] std::align_val_t a, const std::nothrow_t&) noexcept {
+    RTMEM_SAMPLED_DEALLOCATION(delete_scalar, p, 0, ::operator delete(p, a, std::nothrow));
+    release_any(p);
+}
+void operator delete[](void* p, [[maybe_unused]] std::align_val_t a,
+                       const std::nothrow_t&) noexcept {
+    RTMEM_SAMPLED_DEALLOCATION(delete_array, p, 0, ::operator delete[](p, a, std::nothrow));
+    release_any(p);
+}

@@ -93,10 +93,10 @@ extern "C" __attribute__((visibility("default"))) int rtmem_trace_control_hook(i
     guard_scope g;
     switch (command) {
         case 0:
-            g_paused.store(false, std::memory_order_relaxed);
+            set_paused(false);
             return 0;
         case 1:
-            g_paused.store(true, std::memory_order_relaxed);
+            set_paused(true);
             return 0;
         case 2: {
             g_dump_lock.lock();

@@ -27,8 +27,8 @@ constinit thread_local std::uint32_t tl_timing_countdown
     __attribute__((tls_model("initial-exec"))) = 1;
 constinit thread_local std::uint32_t tl_timing_random __attribute__((tls_model("initial-exec"))) =
     0;
-constinit thread_local internal::call_counters* internal::tl_counters
-    __attribute__((tls_model("initial-exec"))) = nullptr;
+constinit thread_local thread_fast_state tl_fast __attribute__((tls_model("initial-exec"))) = {
+    .gate = {.reason = {0, 1, 0, 0}}, .sample_left = 0, .counters = nullptr};  // gate closed
 
 }  // namespace rtmem::trace
 
@@ -58,6 +58,8 @@ struct thread_buffer {
     std::atomic<std::uint32_t> next_write;  // oldest block not known free (claim holder)
     std::atomic<std::uint64_t> recorded;    // events stored (owner), for the end record
     call_counters counts;                   // every call (owner), kept when the thread exits
+    spin_lock gate_lock;                    // guards `gate` against the owner's exit
+    thread_gate* gate;                      // the owner's, while registered (set_paused)
     stack_cache stacks;
     event_block blocks[blocks_per_thread];
 };
@@ -146,7 +148,7 @@ bool has_sealed_work() noexcept {
 }
 
 void* writer_main(void*) {
-    ++tl_guard;  // the writer's own allocations (zstd) pass through unrecorded
+    guard_scope writer_guard;  // the writer's own allocations (zstd) pass through unrecorded
     static flush_context context;
     context = {};
     std::uint64_t last_partial = now_ns();
@@ -293,7 +295,7 @@ thread_buffer* acquire_buffer() noexcept {
         } while (!g_buffers.compare_exchange_weak(head, b, std::memory_order_release));
     }
     tl_buffer = b;
-    tl_counters = &b->counts;
+    tl_fast.counters = &b->counts;
     pthread_setspecific(g_thread_key, b);
     return b;
 }
@@ -304,12 +306,16 @@ thread_buffer* acquire_buffer() noexcept {
 void release_buffer(void* p) {
     guard_scope g;
     auto* b = static_cast<thread_buffer*>(p);
+    b->gate_lock.lock();  // its TLS goes away: no pause may write into it after this
+    set_gate(gate_closed, gate_closed_for_good);
+    b->gate = nullptr;
+    b->gate_lock.unlock();
     b->blocks[b->cur].sealed.store(true, std::memory_order_release);
     while (!try_claim(b)) sched_yield();
     write_own_blocks(b, true);
     release_claim(b);
     tl_buffer = nullptr;
-    tl_counters = nullptr;
+    tl_fast.counters = nullptr;
     b->in_use.store(false, std::memory_order_release);
 }
 
@@ -375,8 +381,8 @@ fmt::call_counts counted_calls() noexcept {
     fmt::call_counts out{};
     for (thread_buffer* b = g_buffers.load(std::memory_order_acquire); b != nullptr; b = b->next) {
         for (std::size_t i = 0; i < fmt::counted_ops; ++i) {
-            out.calls[i] += b->counts.calls[i].load(std::memory_order_relaxed);
-            out.bytes[i] += b->counts.bytes[i].load(std::memory_order_relaxed);
+            out.calls[i] += __atomic_load_n(&b->counts.calls[i], __ATOMIC_RELAXED);
+            out.bytes[i] += __atomic_load_n(&b->counts.bytes[i], __ATOMIC_RELAXED);
         }
     }
     return out;
@@ -405,8 +411,9 @@ void buffers_after_fork_child(bool tracing) noexcept {
         b->claim.store(false);
         b->busy.store(0);
         b->recorded.store(0);
-        for (auto& c : b->counts.calls) c.store(0);
-        for (auto& c : b->counts.bytes) c.store(0);
+        b->counts = {};
+        b->gate_lock.reset();
+        if (b != tl_buffer) b->gate = nullptr;  // its thread does not exist here
         b->next_write.store(0);
         for (auto& blk : b->blocks) blk.free.store(true);
         if (b != tl_buffer) b->in_use.store(false);
@@ -416,6 +423,29 @@ void buffers_after_fork_child(bool tracing) noexcept {
         take_block(tl_buffer, 0);
     }
     if (tracing && g_asymmetric) g_asymmetric = register_membarrier();
+}
+
+bool register_gate() noexcept {
+    thread_buffer* b = tl_buffer != nullptr ? tl_buffer : acquire_buffer();
+    if (b == nullptr) return false;
+    b->gate_lock.lock();
+    b->gate = &tl_fast.gate;
+    set_gate(gate_paused, g_paused.load(std::memory_order_seq_cst) ? 1 : 0);
+    if (gate_value(gate_closed) == gate_not_set_up) set_gate(gate_closed, 0);
+    b->gate_lock.unlock();
+    return true;
+}
+
+void set_paused(bool paused) noexcept {
+    g_paused.store(paused, std::memory_order_seq_cst);
+    for (thread_buffer* b = g_buffers.load(std::memory_order_acquire); b != nullptr; b = b->next) {
+        b->gate_lock.lock();
+        if (b->gate != nullptr) {  // the latest value, should two threads pause and resume at once
+            __atomic_store_n(&b->gate->reason[gate_paused],
+                             g_paused.load(std::memory_order_seq_cst) ? 1 : 0, __ATOMIC_RELAXED);
+        }
+        b->gate_lock.unlock();
+    }
 }
 
 void start_writer() noexcept {

@@ -2,7 +2,9 @@
 // new/delete form under its mangled name (so new and malloc stay apart), _exit and exec.
 // Each forwards to the next definition and records the call, unless this thread is already
 // inside the library (then it only forwards) or the real functions are still being resolved
-// (then the bootstrap buffer serves it).
+// (then the bootstrap buffer serves it). In sampled mode the common entry points first try
+// the fast path (thread_gate.hpp): one thread-local load decides, then a countdown, a
+// per-thread counter and a tail call; everything else takes the full path (`*_full`).
 #include <errno.h>
 #include <unistd.h>
 
@@ -11,8 +13,10 @@
 #include <cstring>
 #include <new>
 
+#include "fast_path.hpp"
 #include "recorder.hpp"
 #include "rtmem/interpose/sizes.hpp"
+#include "sampled_calls.hpp"
 #include "sampling.hpp"
 
 #define RTMEM_EXPORT extern "C" __attribute__((visibility("default")))
@@ -22,27 +26,13 @@ using rtmem::interpose::page_size;
 
 namespace {
 
-// Sampled mode: records a sampled block (with its stack). Out of line: once per interval.
-__attribute__((noinline)) void record_sampled(op kind, std::size_t size, std::size_t align,
-                                              void* p) noexcept {
-    if (remember_sampled(p)) record(kind, size, align, p, nullptr, ticks(), 0, false, false);
-}
-
-// Sampled mode: counts the allocation, records it only when sampled (inline: every call).
-inline void sampled_alloc(op kind, std::size_t size, std::size_t align, void* p) noexcept {
-    if (paused()) return;
-    count_call(kind, size);
-    if (p != nullptr && sample_allocation(size)) [[unlikely]]
-        record_sampled(kind, size, align, p);
-}
-
 // Calls `call` (returning the new pointer) and records it as an allocation.
 template <class Call>
 void* traced_alloc(op kind, std::size_t size, std::size_t align, Call call) {
     guard_scope g;
     if (sampling()) {
         void* p = call();
-        sampled_alloc(kind, size, align, p);
+        sampled_allocation_done(kind, size, align, p);
         return p;
     }
     if (paused()) return call();
@@ -62,14 +52,7 @@ template <class Call>
 void traced_free(op kind, void* p, std::size_t size, std::size_t align, Call call) {
     guard_scope g;
     if (sampling()) {
-        if (!paused()) count_call(kind, size);
-        if (!maybe_sampled(p) || !forget_sampled(p)) {
-            call();
-            return;
-        }
-        std::uint64_t t0 = ticks();
-        call();
-        record(kind, size, align, p, nullptr, t0, 0, false, false);
+        sampled_deallocation(kind, p, size, align, call);
         return;
     }
     if (paused()) {
@@ -85,7 +68,19 @@ void traced_free(op kind, void* p, std::size_t size, std::size_t align, Call cal
 }
 
 bool passthrough() noexcept {
-    return tl_guard > 0 || !ensure_ready() || !recording();
+    if (tl_guard > 0 || !ensure_ready() || !recording()) return true;
+    maybe_open_gate();
+    return false;
+}
+
+// ---- the full paths (out of line)
+
+__attribute__((noinline)) void* malloc_full(std::size_t n, const void* caller) {
+    if (only_paused()) return real.malloc(n);
+    if (!real_resolved() && !ensure_ready()) return bootstrap_alloc(n, 16);
+    if (passthrough() || tracers_own_call(caller))
+        return real_resolved() ? real.malloc(n) : bootstrap_alloc(n, 16);
+    return traced_alloc(op::malloc, n, 0, [&] { return real.malloc(n); });
 }
 
 }  // namespace
@@ -93,13 +88,13 @@ bool passthrough() noexcept {
 // ---- malloc family ------------------------------------------------------------------------------
 
 RTMEM_EXPORT void* malloc(std::size_t n) {
-    if (!real_resolved() && !ensure_ready()) return bootstrap_alloc(n, 16);
-    if (passthrough() || tracers_own_call(__builtin_return_address(0)))
-        return real_resolved() ? real.malloc(n) : bootstrap_alloc(n, 16);
-    return traced_alloc(op::malloc, n, 0, [&] { return real.malloc(n); });
+    if (fast_allocation(op::malloc, n)) [[likely]]
+        return real.malloc(n);
+    return malloc_full(n, __builtin_return_address(0));
 }
 
-RTMEM_EXPORT void* calloc(std::size_t n, std::size_t m) {
+namespace {
+__attribute__((noinline)) void* calloc_full(std::size_t n, std::size_t m) {
     std::size_t total = 0;
     bool overflow = __builtin_mul_overflow(n, m, &total);
     if (!real_resolved() && !ensure_ready()) {
@@ -118,7 +113,8 @@ RTMEM_EXPORT void* calloc(std::size_t n, std::size_t m) {
                         [&] { return real.calloc(n, m); });
 }
 
-RTMEM_EXPORT void free(void* p) {
+__attribute__((noinline)) void free_full(void* p) {
+    if (only_paused() && unrecorded_block(p)) return real.free(p);
     if (p == nullptr || is_bootstrap(p)) return;
     if (passthrough()) {
         if (real_resolved()) real.free(p);
@@ -126,30 +122,23 @@ RTMEM_EXPORT void free(void* p) {
     }
     traced_free(op::free, p, 0, 0, [&] { real.free(p); });
 }
-
-namespace {
-// Sampled mode: a realloc is recorded when its new block is sampled (as a realloc, naming the
-// old block only if that was sampled too) or when it gives up a sampled block (as its free).
-void* sampled_realloc(void* old, std::size_t n) noexcept {
-    bool live = !paused();
-    if (live) count_call(op::realloc, n);
-    bool old_sampled = old != nullptr && forget_sampled(old);
-    void* p = real.realloc(old, n);
-    if (p == nullptr && n != 0) {  // failed: the old block is still there
-        if (old_sampled) remember_sampled(old);
-        return p;
-    }
-    bool fresh = live && p != nullptr && sample_allocation(n) && remember_sampled(p);
-    if (fresh) {
-        record(op::realloc, n, 0, p, old_sampled ? old : nullptr, ticks(), 0, false, false);
-    } else if (old_sampled) {
-        record(op::free, 0, 0, old, nullptr, ticks(), 0, false, false);
-    }
-    return p;
-}
 }  // namespace
 
-RTMEM_EXPORT void* realloc(void* old, std::size_t n) {
+RTMEM_EXPORT void* calloc(std::size_t n, std::size_t m) {
+    std::size_t total = 0;
+    if (!__builtin_mul_overflow(n, m, &total) && fast_allocation(op::calloc, total)) [[likely]]
+        return real.calloc(n, m);
+    return calloc_full(n, m);
+}
+
+RTMEM_EXPORT void free(void* p) {
+    if (fast_free(op::free, p)) [[likely]]
+        return real.free(p);
+    free_full(p);
+}
+
+namespace {
+__attribute__((noinline)) void* realloc_full(void* old, std::size_t n) {
     if (old != nullptr && is_bootstrap(old)) {  // move out of the bootstrap buffer
         void* p = malloc(n);
         if (p != nullptr) {
@@ -161,7 +150,7 @@ RTMEM_EXPORT void* realloc(void* old, std::size_t n) {
     if (!real_resolved() && !ensure_ready()) return bootstrap_alloc(n, 16);
     if (passthrough()) return real_resolved() ? real.realloc(old, n) : bootstrap_alloc(n, 16);
     guard_scope g;
-    if (sampling()) return sampled_realloc(old, n);
+    if (sampling()) return sampled_reallocation(old, n, [&] { return real.realloc(old, n); });
     if (paused()) return real.realloc(old, n);
     count_call(op::realloc, n);
     call_timing timing;
@@ -170,6 +159,14 @@ RTMEM_EXPORT void* realloc(void* old, std::size_t n) {
     bool failed = p == nullptr && n != 0;
     record(op::realloc, n, 0, p, old, t1, timing.duration(t1), timing.timed, failed);
     return p;
+}
+}  // namespace
+
+RTMEM_EXPORT void* realloc(void* old, std::size_t n) {
+    // An old block that was not recorded, and a new one not sampled: only counted.
+    if ((old == nullptr || unrecorded_block(old)) && fast_allocation(op::realloc, n)) [[likely]]
+        return real.realloc(old, n);
+    return realloc_full(old, n);
 }
 
 RTMEM_EXPORT void* reallocarray(void* old, std::size_t n, std::size_t m) {
@@ -250,15 +247,19 @@ void* fallback_new(std::size_t n, std::size_t align, bool nothrow) {
 
 template <class Real, class... Args>
 void* new_impl(op kind, std::size_t n, std::size_t align, bool nothrow, Real fn, Args... args) {
+    if (align == 0 && only_paused()) {  // gate registered: libstdc++'s new, i.e. malloc
+        if (void* p = real.malloc(n == 0 ? 1 : n)) return p;
+    }
     if (!real_resolved()) ensure_ready();
     if (tl_guard > 0 || !recording()) {
         return fn != nullptr ? fn(n, args...) : fallback_new(n, align, nothrow);
     }
+    maybe_open_gate();
     guard_scope g;
     if (sampling() || paused()) {  // bad_alloc passes through unrecorded
         void* p = g_new_is_malloc && align == 0 ? real.malloc(n == 0 ? 1 : n) : nullptr;
         if (p == nullptr) p = fn != nullptr ? fn(n, args...) : fallback_new(n, align, nothrow);
-        if (sampling()) sampled_alloc(kind, n, align, p);
+        if (sampling()) sampled_allocation_done(kind, n, align, p);
         return p;
     }
     count_call(kind, n);
@@ -278,6 +279,7 @@ void* new_impl(op kind, std::size_t n, std::size_t align, bool nothrow, Real fn,
 
 template <class Real, class... Args>
 void delete_impl(op kind, void* p, std::size_t size, std::size_t align, Real fn, Args... args) {
+    if (align == 0 && only_paused() && unrecorded_block(p)) return real.free(p);
     if (p == nullptr) return;
     if (is_bootstrap(p)) return;
     auto call = [&] {
@@ -291,6 +293,7 @@ void delete_impl(op kind, void* p, std::size_t size, std::size_t align, Real fn,
         call();
         return;
     }
+    maybe_open_gate();
     if (g_new_is_malloc && align == 0 && (sampling() || paused())) {
         traced_free(kind, p, size, align, [&] { real.free(p); });
         return;
@@ -302,12 +305,31 @@ constexpr std::size_t as_size(std::align_val_t a) noexcept {
     return static_cast<std::size_t>(a);
 }
 
+// The fast path's operator new found glibc's malloc out of memory (the call is counted):
+// libstdc++'s operator new runs its new_handler loop and throws, its malloc unrecorded.
+__attribute__((noinline)) void* new_after_failure(std::size_t n, void* (*fn)(std::size_t)) {
+    guard_scope g;
+    return fn != nullptr ? fn(n) : fallback_new(n, 0, false);
+}
+
 }  // namespace
 
+// Fast path (sampled, gate open): the gate opens only when the next operator new is
+// libstdc++'s, i.e. malloc plus a new_handler loop, so malloc is called directly.
 RTMEM_EXPORT void* _Znwm(std::size_t n) {
+    if (fast_allocation(op::new_scalar, n)) [[likely]] {
+        if (void* p = real.malloc(n == 0 ? 1 : n)) [[likely]]
+            return p;
+        return new_after_failure(n, real.new_scalar);
+    }
     return new_impl(op::new_scalar, n, 0, false, real.new_scalar);
 }
 RTMEM_EXPORT void* _Znam(std::size_t n) {
+    if (fast_allocation(op::new_array, n)) [[likely]] {
+        if (void* p = real.malloc(n == 0 ? 1 : n)) [[likely]]
+            return p;
+        return new_after_failure(n, real.new_array);
+    }
     return new_impl(op::new_array, n, 0, false, real.new_array);
 }
 RTMEM_EXPORT void* _ZnwmRKSt9nothrow_t(std::size_t n, const std::nothrow_t& t) noexcept {
@@ -347,16 +369,25 @@ RTMEM_EXPORT void* _ZnamSt11align_val_tRKSt9nothrow_t(std::size_t n, std::align_
     }
 }
 
+// Fast path as for new: the next delete is libstdc++'s, i.e. free.
 RTMEM_EXPORT void _ZdlPv(void* p) noexcept {
+    if (fast_free(op::delete_scalar, p)) [[likely]]
+        return real.free(p);
     delete_impl(op::delete_scalar, p, 0, 0, real.delete_scalar);
 }
 RTMEM_EXPORT void _ZdaPv(void* p) noexcept {
+    if (fast_free(op::delete_array, p)) [[likely]]
+        return real.free(p);
     delete_impl(op::delete_array, p, 0, 0, real.delete_array);
 }
 RTMEM_EXPORT void _ZdlPvm(void* p, std::size_t n) noexcept {
+    if (fast_free(op::delete_scalar, p, n)) [[likely]]
+        return real.free(p);
     delete_impl(op::delete_scalar, p, n, 0, real.delete_scalar);
 }
 RTMEM_EXPORT void _ZdaPvm(void* p, std::size_t n) noexcept {
+    if (fast_free(op::delete_array, p, n)) [[likely]]
+        return real.free(p);
     delete_impl(op::delete_array, p, n, 0, real.delete_array);
 }
 RTMEM_EXPORT void _ZdlPvRKSt9nothrow_t(void* p, const std::nothrow_t&) noexcept {

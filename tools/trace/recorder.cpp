@@ -22,6 +22,7 @@ namespace rtmem::trace {
 
 bool g_use_tsc = false;
 bool g_new_is_malloc = false;
+bool g_fast_path = false;
 std::uint32_t g_timing_period = trace_format::contract::default_timing_period;
 
 namespace internal {
@@ -69,6 +70,7 @@ namespace {
 using namespace internal;
 
 namespace contract = fmt::contract;
+bool g_malloc_is_libc = false;
 bool g_follow_fork = contract::default_follow_fork;
 char g_path[4096];
 // The process whose trace this memory describes. A vfork child runs in the parent's memory
@@ -273,6 +275,7 @@ void after_fork_child() {
     bool tracing = g_follow_fork && !g_stopped.load();
     buffers_after_fork_child(tracing);
     if (!tracing) {
+        set_gate(gate_closed, gate_closed_for_good);
         stacks_after_fork_child(false);
         g_state.store(disabled);
         return;
@@ -358,6 +361,14 @@ void initialize() noexcept {
         return fn != nullptr && dladdr(fn, &info) != 0 && info.dli_fname != nullptr &&
                std::strstr(info.dli_fname, "libstdc++") != nullptr;
     };
+    // glibc's malloc and free never call the interposed entry points: the fast path forwards
+    // to them without the recursion guard.
+    Dl_info libc_info{};
+    g_malloc_is_libc =
+        dladdr(reinterpret_cast<void*>(real.malloc), &libc_info) != 0 &&
+        libc_info.dli_fname != nullptr && std::strstr(libc_info.dli_fname, "/libc.so") != nullptr &&
+        dladdr(reinterpret_cast<void*>(real.free), &libc_info) != 0 &&
+        libc_info.dli_fname != nullptr && std::strstr(libc_info.dli_fname, "/libc.so") != nullptr;
     g_new_is_malloc = from_libstdcxx(reinterpret_cast<void*>(real.new_scalar)) &&
                       from_libstdcxx(reinterpret_cast<void*>(real.new_array)) &&
                       from_libstdcxx(reinterpret_cast<void*>(real.delete_scalar)) &&
@@ -427,7 +438,10 @@ void initialize() noexcept {
 // killed with SIGKILL still leaves what it recorded up to ~0.1 s before.
 __attribute__((constructor)) void at_start() {
     end_own_libstdcxx_start();
-    if (ensure_ready() && recording()) start_writer();
+    if (ensure_ready() && recording()) {
+        start_writer();
+        g_fast_path = sampling() && g_new_is_malloc && g_malloc_is_libc;
+    }
 }
 
 __attribute__((destructor)) void at_exit() {
@@ -455,6 +469,13 @@ bool internal::ensure_ready_slow() noexcept {
     }
     while (g_state.load(std::memory_order_acquire) == initializing) sched_yield();
     return true;
+}
+
+void open_gate() noexcept {
+    if (!g_fast_path || tl_guard > 0 || gate_value(gate_closed) != gate_not_set_up || !recording())
+        return;
+    guard_scope g;  // mapping the thread's buffer may allocate (pthread_setspecific)
+    register_gate();
 }
 
 void finish_before_exec() noexcept {

@@ -10,6 +10,7 @@
 #include "rtmem/interpose/bootstrap.hpp"
 #include "rtmem/interpose/guard.hpp"
 #include "rtmem/interpose/real.hpp"
+#include "thread_gate.hpp"
 
 namespace rtmem::trace {
 
@@ -19,7 +20,6 @@ using trace_format::op;
 // buffer.
 using interpose::bootstrap_alloc;
 using interpose::bootstrap_size;
-using interpose::guard_scope;
 using interpose::is_bootstrap;
 using interpose::real;
 using interpose::real_resolved;
@@ -38,12 +38,14 @@ extern std::uintptr_t g_own_init_lo, g_own_init_hi;  ///< own_libstdcxx.cpp
 extern std::atomic<bool> g_paused;
 
 /// Exact per-thread counts of every call made while recording (sampled or not), summed into
-/// the trace's counts chunk. Written only by the owning thread (load + store, no RMW).
+/// the trace's counts chunk. Written only by the owning thread, with plain adds (one
+/// instruction each on the fast path); other threads read them with __atomic_load_n (an
+/// aligned 64-bit word never tears on the targets, and a sum taken while the owner runs is
+/// a count as of some moment during the read).
 struct call_counters {
-    std::atomic<std::uint64_t> calls[16];
-    std::atomic<std::uint64_t> bytes[16];
+    std::uint64_t calls[16];
+    std::uint64_t bytes[16];
 };
-extern constinit thread_local call_counters* tl_counters;
 call_counters* acquire_counters() noexcept;  ///< the calling thread's, from its event buffer
 }  // namespace internal
 
@@ -62,18 +64,22 @@ inline bool paused() noexcept {
 
 /// Counts one call (inside the recursion guard: the first call of a thread maps its buffer).
 inline void count_call(op kind, std::uint64_t size) noexcept {
-    internal::call_counters* c = internal::tl_counters;
+    internal::call_counters* c = tl_fast.counters;
     if (c == nullptr) [[unlikely]] {
         c = internal::acquire_counters();
         if (c == nullptr) return;
     }
     auto i = static_cast<std::size_t>(kind);
-    c->calls[i].store(c->calls[i].load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    if (size != ~std::uint64_t{0}) {
-        c->bytes[i].store(c->bytes[i].load(std::memory_order_relaxed) + size,
-                          std::memory_order_relaxed);
-    }
+    ++c->calls[i];
+    if (size != ~std::uint64_t{0}) c->bytes[i] += size;
 }
+
+/// Sampled mode's fast path may run: glibc's malloc and libstdc++'s new are next, the tracer's
+/// constructor has run (before it, libstdc++'s start-up calls are told apart by caller).
+extern bool g_fast_path;
+/// Opens this thread's gate when the full path finds nothing against it (out of line; once
+/// per thread, and after each pause).
+void open_gate() noexcept;
 
 /// True once real functions are resolved and recording is on.
 inline bool recording() noexcept {

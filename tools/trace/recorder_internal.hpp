@@ -168,6 +168,11 @@ inline std::uint64_t end_chunks_size(std::uint64_t index_count) noexcept {
 void write_end_chunks(int fd, std::uint64_t& offset, fmt::end_reason reason, int sig,
                       std::uint64_t events, std::uint64_t dropped, std::uint64_t index_count) noexcept;
 void buffers_after_fork_child(bool tracing) noexcept;
+/// Registers the calling thread's gate (its buffer acquired), so that pauses reach it; false
+/// when no buffer could be mapped.
+bool register_gate() noexcept;
+/// Sets g_paused and the paused byte of every registered gate (rtmem_trace_start/stop).
+void set_paused(bool paused) noexcept;
 bool buffers_init() noexcept;
 /// Starts the writer thread in this process if it is enabled and not running yet.
 void start_writer() noexcept;

@@ -7,11 +7,11 @@
 #include <cstring>
 
 #include "recorder_internal.hpp"
+#include "sampled_calls.hpp"
 
 namespace rtmem::trace {
 
 std::uint64_t g_sample_interval = 0;
-constinit thread_local std::int64_t tl_sample_left __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 
@@ -95,21 +95,44 @@ bool grow() noexcept {
 
 namespace internal {
 std::atomic<std::uint8_t> g_sampled_filter[1u << filter_bits];
+
+// Compare-and-swap: bootstrap marks come from any thread without the table's lock. 255 sticks
+// (the count is lost), and a byte never drops below the marks it holds.
+void filter_add(const void* p, int delta) noexcept {
+    auto& f = g_sampled_filter[sampled_hash(p)];
+    std::uint8_t c = f.load(std::memory_order_relaxed);
+    while (c != 255 && !(delta < 0 && c == 0)) {
+        if (f.compare_exchange_weak(c, static_cast<std::uint8_t>(c + delta),
+                                    std::memory_order_relaxed)) {
+            return;
+        }
+    }
 }
+}  // namespace internal
+
+}  // namespace rtmem::trace
+
+// Every block of the bootstrap buffer (tools/interpose) gets a permanent filter mark, so its
+// free leaves the fast path on the filter byte alone (the full path knows it is never freed).
+extern "C" void rtmem_interpose_bootstrap_block(const void* p) noexcept {
+    rtmem::trace::internal::filter_add(p, +1);
+}
+
+namespace rtmem::trace {
 
 bool sample_slow(std::uint64_t size) noexcept {
     auto s = static_cast<std::int64_t>(size > (1ull << 62) ? 1ull << 62 : size);
     if (tl_random == 0) {  // this thread's first sample: seed, draw, then count this allocation
         std::uint64_t n = g_seeded_threads.fetch_add(1, std::memory_order_relaxed);
         tl_random = splitmix64(g_seed + n * 0x632be59bd9b4e019ull) | 1;
-        tl_sample_left = draw_interval();
-        std::int64_t left = tl_sample_left - s;
+        tl_fast.sample_left = draw_interval();
+        std::int64_t left = tl_fast.sample_left - s;
         if (left > 0) {
-            tl_sample_left = left;
+            tl_fast.sample_left = left;
             return false;
         }
     }
-    tl_sample_left = draw_interval();  // memoryless: the next sample point after this block
+    tl_fast.sample_left = draw_interval();  // memoryless: the next sample point after this block
     return true;
 }
 
@@ -125,9 +148,7 @@ bool remember_sampled(const void* p) noexcept {
     if (g_table[j] == 0) {
         g_table[j] = key;
         ++g_size;
-        auto& f = internal::g_sampled_filter[internal::sampled_hash(p)];
-        std::uint8_t c = f.load(std::memory_order_relaxed);
-        if (c != 255) f.store(static_cast<std::uint8_t>(c + 1), std::memory_order_relaxed);
+        internal::filter_add(p, +1);
     }
     g_lock.unlock();
     return true;
@@ -156,9 +177,7 @@ bool forget_sampled(const void* p) noexcept {
             }
             g_table[hole] = 0;
             --g_size;
-            auto& f = internal::g_sampled_filter[internal::sampled_hash(p)];
-            std::uint8_t c = f.load(std::memory_order_relaxed);
-            if (c != 255 && c != 0) f.store(static_cast<std::uint8_t>(c - 1), std::memory_order_relaxed);
+            internal::filter_add(p, -1);
         }
     }
     g_lock.unlock();
@@ -172,7 +191,15 @@ std::uint64_t sampled_live() noexcept {
     return n;
 }
 
+__attribute__((noinline)) void record_sampled(op kind, std::size_t size, std::size_t align,
+                                              const void* p) noexcept {
+    if (remember_sampled(p)) record(kind, size, align, p, nullptr, ticks(), 0, false, false);
+}
+
 void sampling_init(std::uint64_t interval, std::uint64_t seed) noexcept {
+    // The byte of address 0 (hash 0) never drops to zero: a free(nullptr) leaves the fast path
+    // without a null test of its own (and goes uncounted, as in a full trace).
+    internal::filter_add(nullptr, +1);
     g_sample_interval = interval;
     g_seed = seed;
 }

@@ -13,6 +13,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "thread_gate.hpp"
+
 namespace rtmem::trace {
 
 /// Mean sampling interval in bytes; 0: every call is recorded (the default).
@@ -21,15 +23,14 @@ inline bool sampling() noexcept {
     return g_sample_interval != 0;
 }
 
-extern constinit thread_local std::int64_t tl_sample_left;  ///< bytes to the next sample
 __attribute__((noinline)) bool sample_slow(std::uint64_t size) noexcept;
 
 /// Whether an allocation of `size` bytes is sampled (counts it down in any case).
 inline bool sample_allocation(std::uint64_t size) noexcept {
     auto s = static_cast<std::int64_t>(size > (1ull << 62) ? 1ull << 62 : size);
-    std::int64_t left = tl_sample_left - s;
+    std::int64_t left = tl_fast.sample_left - s;
     if (left > 0) [[likely]] {
-        tl_sample_left = left;
+        tl_fast.sample_left = left;
         return false;
     }
     return sample_slow(size);  // (a draw: once per interval)
@@ -37,6 +38,8 @@ inline bool sample_allocation(std::uint64_t size) noexcept {
 
 namespace internal {
 constexpr unsigned filter_bits = 16;
+/// Adds `delta` (+1 or -1) to the filter byte of `p`, saturating at 255 (then sticky).
+void filter_add(const void* p, int delta) noexcept;
 extern std::atomic<std::uint8_t> g_sampled_filter[1u << filter_bits];
 inline std::uint32_t sampled_hash(const void* p) noexcept {
     return static_cast<std::uint32_t>((reinterpret_cast<std::uintptr_t>(p) * 0x9e3779b97f4a7c15ull) >>

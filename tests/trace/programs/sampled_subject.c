@@ -1,6 +1,7 @@
 /* Run under `rtmem record --sample`: allocations of known sizes from known sites ("sizes"),
  * and the in-process control API from C ("control DUMP_PATH", recorded with --paused). Each
  * site is its own non-inlined function so the trace names it apart. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,9 +84,47 @@ static int run_control(const char* dump_path) {
     return 0;
 }
 
+/* A pause must reach a thread already on the tracer's fast path: a worker allocates 1000
+ * blocks of 1000 B (its gate opens), 700 while the main thread has the trace stopped, then 500
+ * after it started it again. Counted: 1500. */
+static pthread_barrier_t g_step;
+NOINLINE static void churn(int n) {
+    for (int i = 0; i < n; ++i) {
+        sink = malloc(1000);
+        free(sink);
+    }
+}
+static void* pause_worker(void* arg) {
+    (void)arg;
+    churn(1000);
+    pthread_barrier_wait(&g_step); /* main stops */
+    pthread_barrier_wait(&g_step);
+    churn(700);
+    pthread_barrier_wait(&g_step); /* main starts */
+    pthread_barrier_wait(&g_step);
+    churn(500);
+    return NULL;
+}
+static int run_pause_threads(void) {
+    pthread_t worker;
+    pthread_barrier_init(&g_step, NULL, 2);
+    if (pthread_create(&worker, NULL, pause_worker, NULL) != 0) return 1;
+    pthread_barrier_wait(&g_step);
+    bool stopped = rtmem_trace_stop();
+    pthread_barrier_wait(&g_step);
+    pthread_barrier_wait(&g_step);
+    bool started = rtmem_trace_start();
+    pthread_barrier_wait(&g_step);
+    pthread_join(worker, NULL);
+    say("stop", stopped);
+    say("start", started);
+    return 0;
+}
+
 int main(int argc, char** argv) {
     if (argc > 1 && strcmp(argv[1], "sizes") == 0) return run_sizes();
     if (argc > 2 && strcmp(argv[1], "control") == 0) return run_control(argv[2]);
-    fprintf(stderr, "usage: sampled_subject sizes | control DUMP_PATH\n");
+    if (argc > 1 && strcmp(argv[1], "pause-threads") == 0) return run_pause_threads();
+    fprintf(stderr, "usage: sampled_subject sizes | control DUMP_PATH | pause-threads\n");
     return 2;
 }

@@ -8,9 +8,10 @@
 
 namespace rtmem::interpose {
 
-namespace {
 // A bump buffer; blocks carry their size in a 16-byte header and are never freed.
-alignas(4096) char g_bootstrap[4u << 20];
+alignas(4096) char g_bootstrap[bootstrap_bytes];
+
+namespace {
 std::atomic<std::size_t> g_bootstrap_used{0};
 }  // namespace
 
@@ -26,12 +27,9 @@ void* bootstrap_alloc(std::size_t size, std::size_t align) noexcept {
     std::uintptr_t p = (base + align - 1) & ~(align - 1);
     std::size_t stored = size;
     std::memcpy(reinterpret_cast<void*>(p - 16), &stored, sizeof stored);
+    if (&rtmem_interpose_bootstrap_block != nullptr)
+        rtmem_interpose_bootstrap_block(reinterpret_cast<void*>(p));
     return reinterpret_cast<void*>(p);
-}
-bool is_bootstrap(const void* p) noexcept {
-    auto a = reinterpret_cast<std::uintptr_t>(p);
-    auto b = reinterpret_cast<std::uintptr_t>(g_bootstrap);
-    return a >= b && a < b + sizeof g_bootstrap;
 }
 std::size_t bootstrap_size(const void* p) noexcept {
     std::size_t s = 0;

@@ -1,0 +1,53 @@
+// Driver for the sampled tracer's fast-path budgets: a plain program (glibc's malloc) run with
+// librtmem-trace.so or librtmem-malloc-sampled.so preloaded (the test's ENV), so its malloc and
+// free go through the fast path of tools/trace/fast_path.hpp. `rtmem_perf_trace_driver <case>
+// <calls>`: malloc_free calls malloc(48) then free() of that block <calls> times, each from its
+// own out-of-line function that callgrind collects in (see check_instructions.cmake).
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+#define RTMEM_PERF_CASE extern "C" __attribute__((noipa, used))
+
+namespace {
+volatile std::uintptr_t sink;
+}  // namespace
+
+RTMEM_PERF_CASE void* rtmem_perf_traced_malloc() {
+    return std::malloc(48);
+}
+RTMEM_PERF_CASE void rtmem_perf_traced_free(void* p) {
+    std::free(p);
+}
+RTMEM_PERF_CASE void* rtmem_perf_baseline(void* p) {
+    return p;
+}
+
+int main(int argc, char** argv) {
+    if (argc != 3) {
+        std::fprintf(stderr, "usage: %s baseline|malloc_free <calls>\n", argv[0]);
+        return 2;
+    }
+    const std::string_view which = argv[1];
+    const long calls = std::strtol(argv[2], nullptr, 10);
+    // Opens this thread's gate outside the counted calls (through `sink`: GCC drops a plain
+    // free(malloc(n)) pair).
+    sink = reinterpret_cast<std::uintptr_t>(std::malloc(48));
+    std::free(reinterpret_cast<void*>(sink));
+    for (long i = 0; i < calls; ++i) {
+        void* p = nullptr;
+        if (which == "baseline") {
+            p = rtmem_perf_baseline(argv);
+        } else if (which == "malloc_free") {
+            p = rtmem_perf_traced_malloc();
+            if (p == nullptr) return 1;
+            rtmem_perf_traced_free(p);
+        } else {
+            std::fprintf(stderr, "unknown case %s\n", argv[1]);
+            return 2;
+        }
+        sink = reinterpret_cast<std::uintptr_t>(p);
+    }
+    return 0;
+}

@@ -1,0 +1,72 @@
+// The per-thread gate of sampled recording's fast path. One word per thread, read with one
+// thread-local load on every interposed call: zero means "sampling, recording, not paused, not
+// inside the tracer, this thread set up", and the call only counts itself, counts its bytes
+// down to the next sample and tail-calls the real function. Each byte is one reason to take
+// the full path instead:
+//   guard   >0 while this thread runs inside the tracer (mirrors tl_guard: guard_scope below)
+//   closed  1 until the full path opens the gate (recorder ready, sampled mode with glibc's
+//           malloc and libstdc++'s new behind it, the thread's counters mapped, the tracer's
+//           constructor done); 2, for good, once the thread is exiting (its buffer released:
+//           no pause may reach its TLS after that) or a fork child stopped tracing
+//   paused  written by rtmem_trace_start/stop into every open gate (set_gates_paused)
+// The owner writes guard and closed; another thread writes only paused, of a registered gate,
+// under that buffer's lock (event_buffers.cpp). Bytes written singly and the word read whole
+// are GCC's __atomic builtins on one union (mixed-size, well defined on the targets).
+#pragma once
+#include <cstdint>
+
+#include "rtmem/interpose/guard.hpp"
+
+namespace rtmem::trace {
+
+union thread_gate {
+    std::uint32_t word;
+    std::uint8_t reason[4];
+};
+enum gate_reason : int { gate_guard = 0, gate_closed = 1, gate_paused = 2 };
+enum gate_closed_value : std::uint8_t { gate_not_set_up = 1, gate_closed_for_good = 2 };
+
+/// The word of a gate closed by a pause alone (little-endian: reason[2] is bits 16-23).
+constexpr std::uint32_t paused_gate_word = std::uint32_t{1} << (8 * gate_paused);
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "paused_gate_word assumes it");
+
+namespace internal {
+struct call_counters;
+}
+
+/// Everything the fast path reads, in one thread-local object: a preload library's
+/// initial-exec TLS costs one GOT load for the thread-pointer offset, then %fs-relative
+/// accesses, so one object means one GOT load per call.
+struct thread_fast_state {
+    thread_gate gate;
+    std::int64_t sample_left;           ///< bytes to the next sample (sampling.hpp), >= 0
+    internal::call_counters* counters;  ///< the thread's exact counts (recorder.hpp)
+};
+extern constinit thread_local thread_fast_state tl_fast;
+
+[[gnu::always_inline]] inline bool gate_open() noexcept {
+    return __atomic_load_n(&tl_fast.gate.word, __ATOMIC_RELAXED) == 0;
+}
+inline void set_gate(gate_reason r, std::uint8_t v) noexcept {
+    __atomic_store_n(&tl_fast.gate.reason[r], v, __ATOMIC_RELAXED);
+}
+inline std::uint8_t gate_value(gate_reason r) noexcept {
+    return __atomic_load_n(&tl_fast.gate.reason[r], __ATOMIC_RELAXED);
+}
+
+/// The tracer's recursion guard: interpose's per-thread counter (what the full path asks) and
+/// the gate's guard byte (what the fast path asks). Nesting stays far below 255.
+struct guard_scope {
+    guard_scope() noexcept {
+        ++interpose::tl_guard;
+        set_gate(gate_guard, static_cast<std::uint8_t>(gate_value(gate_guard) + 1));
+    }
+    ~guard_scope() {
+        set_gate(gate_guard, static_cast<std::uint8_t>(gate_value(gate_guard) - 1));
+        --interpose::tl_guard;
+    }
+    guard_scope(const guard_scope&) = delete;
+    guard_scope& operator=(const guard_scope&) = delete;
+};
+
+}  // namespace rtmem::trace
