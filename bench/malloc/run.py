@@ -59,6 +59,7 @@ def prepare(tmp):
                     "-I", os.path.join(ROOT, "tools/cli"),
                     "-I", os.path.join(ROOT, "tools/analyze/include"),
                     "-I", os.path.join(ROOT, "tools/format/include"),
+                    "-I", os.path.join(ROOT, "tools/malloc/include"),
                     "-I", os.path.join(ROOT, "include"),
                     os.path.join(ROOT, "tools/cli/record.cpp")], check=True)
     asm = os.path.join(tmp, "record.s")
