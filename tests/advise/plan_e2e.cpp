@@ -184,25 +184,26 @@ TEST_F(PlanEndToEnd, FrameSiteWithoutMarkersFallsBackWithAReason) {
     EXPECT_NE(scratch.reason.find("no rtmem_trace_frame() markers"), std::string::npos);
 }
 
-TEST_F(PlanEndToEnd, SitesNeedingAnUnwindStayOnTheHeapWhenItCostsMore) {
-    const std::string file = work + "/default_unwind.json";
+TEST_F(PlanEndToEnd, SitesNeedingAStackWalkStayOnTheHeapWhenItCostsMore) {
+    const std::string file = work + "/priced_walk.json";
+    // 150 ns a frame: what recognising a deeper site cost when it took libunwind.
     const auto adv = run(std::string(RTMEM_CLI) + " advise " + work + "/frames.rtt --plan " + file +
-                         " --plan-heap");
+                         " --plan-heap --plan-unwind-ns 150");
     ASSERT_EQ(adv.status, 0) << adv.output;
     const plan p = read_plan_file(file);
-    // make_node's two callers save a few us by the cost model; an unwind on each of their
-    // ~1,250 allocations costs more: heap, and the reason says why.
+    // make_node's two callers save a few us by the cost model; a walk on each of their ~1,250
+    // allocations at 150 ns costs more: heap, and the reason says why.
     bool pool_site_priced_out = false;
     for (const auto& s : p.sites) {
         if (s.label.find("tree_node") == std::string::npos) continue;
         EXPECT_EQ(s.strategy, plan_strategy::heap) << s.reason;
         if (s.reason.find("pool_allocator") != std::string::npos) {
-            EXPECT_NE(s.reason.find("unwind"), std::string::npos) << s.reason;
+            EXPECT_NE(s.reason.find("stack walk"), std::string::npos) << s.reason;
             pool_site_priced_out = true;
         }
     }
     EXPECT_TRUE(pool_site_priced_out);
-    // Sites told apart by their first frame pay no unwind: planned as before.
+    // Sites told apart by their first frame pay no walk: planned as before.
     for (const char* f : {"token", "frame_scratch"}) {
         const auto& s = site(p, f);
         if (s.frames.size() == 1) {
@@ -211,7 +212,7 @@ TEST_F(PlanEndToEnd, SitesNeedingAnUnwindStayOnTheHeapWhenItCostsMore) {
     }
     for (const auto& s : p.sites) {
         if (s.strategy != plan_strategy::heap) {
-            EXPECT_EQ(s.frames.size(), 1u) << s.label;  // here no deep site pays for its unwind
+            EXPECT_EQ(s.frames.size(), 1u) << s.label;  // here no deep site pays for its walk
         }
     }
 }

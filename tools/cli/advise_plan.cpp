@@ -21,8 +21,9 @@ void plan_output::add_to(CLI::App& sub) {
     sub.add_option("--plan-sites", max_sites, "Plan only the N best sites (0 = all that save)")
         ->check(at_least(0));
     sub.add_option("--plan-unwind-ns", unwind_ns,
-                   "Cost of an unwind per allocation, charged to sites needing more than one "
-                   "frame (default 150: measured, docs/advisor.md; 0 = free)")
+                   "Cost of telling sites apart above their first frame, per allocation made at "
+                   "that frame and per frame walked (default 5: run --plan's stack walk, "
+                   "measured in docs/advisor.md; 0 = free)")
         ->check(CLI::NonNegativeNumber);
     sub.add_flag("--plan-heap", keep_heap_sites,
                  "Also list the sites left on the general heap, with the reason");

@@ -37,24 +37,29 @@ void* aligned(std::size_t align, std::size_t size) {
     return allocate(size, align <= 16 ? 0 : align);
 }
 
-// A planned block leaves its site on realloc: the general heap takes it (glibc's rules kept).
-void* reallocate_planned(void* p, std::size_t size) noexcept {
+// A planned block stays where it is while the new size fits it; else it moves to the site
+// that called realloc when that is a planned site, to the general heap otherwise (glibc's
+// rules kept: realloc(p, 0) frees).
+void* reallocate_planned(void* p, std::size_t size, void* ra, const void* cfa) noexcept {
     if (size == 0) {
         site_plan::deallocate(p);
         return nullptr;
     }
-    void* q = allocate(size, 0);
-    if (q == nullptr) return nullptr;  // the block stays as it was
     const std::size_t old = site_plan::usable_size(p);
-    std::memcpy(q, p, old < size ? old : size);
+    if (size <= old) return p;
+    void* q = site_plan::try_allocate(size, 0, ra, cfa);
+    if (q == nullptr) q = allocate(size, 0);
+    if (q == nullptr) return nullptr;  // the block stays as it was
+    std::memcpy(q, p, old);
     site_plan::deallocate(p);
     return q;
 }
 
 // Every allocating entry point: the plan's site strategy first (one probe when the caller is
 // no planned site), then the general heap.
-#define RTMEM_PLANNED(size, align)                                                      \
-    if (void* planned = site_plan::try_allocate(size, align, __builtin_return_address(0))) \
+#define RTMEM_PLANNED(size, align)                                                           \
+    if (void* planned = site_plan::try_allocate(size, align, __builtin_return_address(0), \
+                                                __builtin_dwarf_cfa()))                      \
     return planned
 
 }  // namespace
@@ -76,7 +81,8 @@ RTMEM_EXPORT void* calloc(std::size_t n, std::size_t m) {
     std::size_t total = 0;
     if (!checked_product(n, m, total)) return nullptr;
     RTMEM_SAMPLED_ALLOCATION(calloc, total, 0, calloc(n, m));
-    if (void* planned = site_plan::try_allocate(total, 0, __builtin_return_address(0))) {
+    if (void* planned = site_plan::try_allocate(total, 0, __builtin_return_address(0),
+                                                __builtin_dwarf_cfa())) {
         std::memset(planned, 0, total);
         return planned;
     }
@@ -85,8 +91,11 @@ RTMEM_EXPORT void* calloc(std::size_t n, std::size_t m) {
 
 RTMEM_EXPORT void* realloc(void* p, std::size_t size) {
     RTMEM_SAMPLED_REALLOCATION(p, size, realloc(p, size));
-    if (site_plan::owns(p)) [[unlikely]]
-        return reallocate_planned(p, size);
+    if (p == nullptr) {  // a malloc: routed as one
+        RTMEM_PLANNED(size, 0);
+    } else if (site_plan::owns(p)) [[unlikely]] {
+        return reallocate_planned(p, size, __builtin_return_address(0), __builtin_dwarf_cfa());
+    }
     return reallocate(p, size);
 }
 
@@ -94,26 +103,35 @@ RTMEM_EXPORT void* reallocarray(void* p, std::size_t n, std::size_t m) {
     std::size_t total = 0;
     if (!checked_product(n, m, total)) return nullptr;
     RTMEM_SAMPLED_REALLOCATION(p, total, reallocarray(p, n, m));
-    if (site_plan::owns(p)) [[unlikely]]
-        return reallocate_planned(p, total);
+    if (p == nullptr) {
+        RTMEM_PLANNED(total, 0);
+    } else if (site_plan::owns(p)) [[unlikely]] {
+        return reallocate_planned(p, total, __builtin_return_address(0), __builtin_dwarf_cfa());
+    }
     return reallocate(p, total);
 }
 
 // glibc's memalign: up to 16 is malloc, a non-power of two is rounded up, past SIZE_MAX/2+1
-// is EINVAL.
+// is EINVAL. The aligned forms are routed by plan as malloc is (a strategy declines an
+// alignment it cannot give).
 RTMEM_EXPORT void* memalign(std::size_t align, std::size_t size) {
     RTMEM_SAMPLED_ALLOCATION(aligned_alloc, size, align, memalign(align, size));
-    if (align <= 16) return allocate(size, 0);
+    if (align <= 16) {
+        RTMEM_PLANNED(size, 0);
+        return allocate(size, 0);
+    }
     if (align > SIZE_MAX / 2 + 1) {
         errno = EINVAL;
         return nullptr;
     }
     if (!is_pow2(align)) align = std::size_t{1} << (64 - __builtin_clzl(align));
+    RTMEM_PLANNED(size, align);
     return allocate(size, align);
 }
 
 RTMEM_EXPORT void* aligned_alloc(std::size_t align, std::size_t size) {
     RTMEM_SAMPLED_ALLOCATION(aligned_alloc, size, align, aligned_alloc(align, size));
+    if (is_pow2(align)) RTMEM_PLANNED(size, align <= 16 ? 0 : align);
     return aligned(align, size);
 }
 
@@ -121,7 +139,9 @@ RTMEM_EXPORT int posix_memalign(void** out, std::size_t align, std::size_t size)
     if (align % sizeof(void*) != 0 || !is_pow2(align / sizeof(void*)))
         return EINVAL;  // errno untouched, *out too
     RTMEM_SAMPLED_POSIX_MEMALIGN(out, align, size);
-    void* p = allocate(size, align <= 16 ? 0 : align);
+    void* p = site_plan::try_allocate(size, align <= 16 ? 0 : align,
+                                      __builtin_return_address(0), __builtin_dwarf_cfa());
+    if (p == nullptr) p = allocate(size, align <= 16 ? 0 : align);
     if (p == nullptr) return ENOMEM;
     *out = p;
     return 0;

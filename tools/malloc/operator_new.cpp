@@ -36,7 +36,8 @@ constexpr std::size_t as_size(std::align_val_t a) noexcept {
 // A planned site's strategy first (one probe when the caller is no planned site); frame 0 is
 // the caller of operator new, as the tracer records it.
 #define RTMEM_PLANNED(size, align)                                                      \
-    if (void* planned = site_plan::try_allocate(size, align, __builtin_return_address(0))) \
+    if (void* planned = site_plan::try_allocate(size, align, __builtin_return_address(0), \
+                                                __builtin_dwarf_cfa()))                      \
     return planned
 
 void release_any(void* p) noexcept {

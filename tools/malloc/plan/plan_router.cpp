@@ -15,10 +15,11 @@
 #include <cstring>
 #include <new>
 #include <string_view>
-#include <utility>
 
 #include "caller_frames.hpp"
 #include "plan_text.hpp"
+#include "recognition_build.hpp"
+#include "recognition_walk.hpp"
 #include "rtmem/interpose/guard.hpp"
 #include "rtmem/malloc/contract.hpp"
 #include "rtmem/malloc/plan_contract.hpp"
@@ -37,7 +38,6 @@ namespace contract = malloc_contract;
 
 // 4 GiB of address space for planned blocks (committed as touched).
 constexpr std::size_t range_bytes = std::size_t{4} << 30;
-constexpr std::uint32_t max_frames = 32;
 
 struct site_info {
     std::uint32_t id;
@@ -51,8 +51,6 @@ site_group g_group;
 planned_site* g_sites = nullptr;
 site_info* g_info = nullptr;
 std::uint32_t g_site_count = 0;
-std::uint32_t* g_candidates = nullptr;
-recognition_table g_table_storage;
 std::uint32_t g_modules = 0, g_modules_loaded = 0;
 int g_stats_fd = -1;
 
@@ -75,6 +73,8 @@ struct module_match {
     std::uint8_t* quality;  // 2: same path, 1: same file name, 0: not loaded
     char exe[4096];
     bool first;
+    bool only_missing;  // after start-up: a module already resolved keeps its bias
+    std::uint8_t* was_missing;
 };
 
 std::string_view base_name(std::string_view path) noexcept {
@@ -89,6 +89,7 @@ int on_module(dl_phdr_info* info, std::size_t, void* data) {
     m->first = false;
     if (name.empty()) return 0;
     for (std::uint32_t i = 0; i < m->count; ++i) {
+        if (m->only_missing && m->was_missing[i] == 0) continue;
         const std::string_view want = m->modules[i].path;
         std::uint8_t q = want == name ? 2 : base_name(want) == base_name(name) ? 1 : 0;
         if (q > m->quality[i]) {
@@ -139,7 +140,7 @@ __attribute__((destructor)) void print_summary() {
     }
     std::uint64_t served[3] = {}, declined = 0, freed = 0;
     std::uint32_t matched = 0, resolved = 0;
-    char line[480];
+    char line[560];
     const int pid = static_cast<int>(getpid());
     for (std::uint32_t i = 0; i < g_site_count; ++i) {
         const site_info& s = g_info[i];
@@ -164,14 +165,17 @@ __attribute__((destructor)) void print_summary() {
                   "rtmem run: pid %d: plan: %u of %u sites matched (%u resolved; %u of %u modules "
                   "loaded); "
                   "served: pool %llu, region %llu, thread_stack %llu; %llu requests of planned "
-                  "sites to the general heap; %llu frees; %zu spans of %zu KiB used; caller "
-                  "frames %llu from the cache, %llu unwound\n",
+                  "sites to the general heap; %llu frees; %zu spans of %zu KiB used; deeper "
+                  "frames: %llu stack offsets learned, %llu walks through the caller-frame "
+                  "cache (%llu hits, %llu unwound)\n",
                   pid, matched, g_site_count, resolved, g_modules_loaded, g_modules,
                   static_cast<unsigned long long>(served[0]),
                   static_cast<unsigned long long>(served[1]),
                   static_cast<unsigned long long>(served[2]),
                   static_cast<unsigned long long>(declined), static_cast<unsigned long long>(freed),
                   g_group.arena().spans_used(), span_bytes >> 10,
+                  static_cast<unsigned long long>(recognition_walk_stats().learned),
+                  static_cast<unsigned long long>(recognition_walk_stats().fallback),
                   static_cast<unsigned long long>(caller_frame_stats().cached),
                   static_cast<unsigned long long>(caller_frame_stats().unwound));
     say(g_stats_fd, line);
@@ -190,84 +194,107 @@ void fail(const char* why) noexcept {
     say(2, line);
 }
 
-bool build(const plan_text& text) noexcept {
+// The table of every resolved site (built again when a module is loaded later).
+const recognition_table* g_built = nullptr;
+bool publish_table() noexcept {
+    auto* sites = static_cast<resolved_site*>(map_zeroed(sizeof(resolved_site) * (g_site_count + 1)));
+    if (sites == nullptr) return false;
+    for (std::uint32_t i = 0; i < g_site_count; ++i)
+        sites[i] = {g_info[i].nframes, g_info[i].frames, g_info[i].resolved};
+    g_built = build_recognition_table(sites, g_site_count, g_sites);
+    munmap(sites, sizeof(resolved_site) * (g_site_count + 1));
+    return g_built != nullptr;
+}
+
+plan_text g_text;
+module_match* g_match = nullptr;
+std::uintptr_t* g_frames = nullptr;
+std::atomic<bool> g_missing{false};  // a plan module is not loaded (yet)
+pthread_mutex_t g_resolve_lock = PTHREAD_MUTEX_INITIALIZER;
+
+// Sites whose every module is loaded now get their absolute frames. Returns how many are.
+std::uint32_t resolve_sites() noexcept {
+    std::uint32_t resolved = 0, used = 0;
+    for (std::uint32_t i = 0; i < g_site_count; ++i) {
+        const plan_text_site& s = g_text.sites[i];
+        site_info& info = g_info[i];
+        if (!info.resolved) {
+            bool all = true;
+            for (std::uint32_t k = 0; k < s.frame_count; ++k)
+                all = all && g_match->quality[g_text.frames[s.first_frame + k].module] != 0;
+            for (std::uint32_t k = 0; all && k < s.frame_count; ++k) {
+                const plan_text_frame& f = g_text.frames[s.first_frame + k];
+                g_frames[used + k] = g_match->bias[f.module] + f.offset;
+            }
+            info.resolved = all;
+        }
+        used += s.frame_count;
+        resolved += info.resolved ? 1 : 0;
+    }
+    g_modules_loaded = 0;
+    for (std::uint32_t i = 0; i < g_text.module_count; ++i)
+        g_modules_loaded += g_match->quality[i] != 0;
+    g_missing.store(g_modules_loaded < g_text.module_count, std::memory_order_relaxed);
+    return resolved;
+}
+
+void match_modules() noexcept {
+    g_match->first = true;
+    dl_iterate_phdr(on_module, g_match);
+}
+
+bool build() noexcept {
+    const plan_text& text = g_text;
     // Modules: resolve every plan module against what is loaded now.
     auto* bias = static_cast<std::uintptr_t*>(map_zeroed(8 * (text.module_count + 1)));
     auto* quality = static_cast<std::uint8_t*>(map_zeroed(text.module_count + 1));
-    auto* match = static_cast<module_match*>(map_zeroed(sizeof(module_match)));
-    if (bias == nullptr || quality == nullptr || match == nullptr) return false;
-    match->modules = text.modules;
-    match->count = text.module_count;
-    match->bias = bias;
-    match->quality = quality;
-    match->first = true;
-    const ssize_t n = readlink("/proc/self/exe", match->exe, sizeof match->exe - 1);
-    match->exe[n > 0 ? n : 0] = 0;
-    dl_iterate_phdr(on_module, match);
+    auto* was_missing = static_cast<std::uint8_t*>(map_zeroed(text.module_count + 1));
+    g_match = static_cast<module_match*>(map_zeroed(sizeof(module_match)));
+    if (bias == nullptr || quality == nullptr || was_missing == nullptr || g_match == nullptr)
+        return false;
+    g_match->modules = text.modules;
+    g_match->count = text.module_count;
+    g_match->bias = bias;
+    g_match->quality = quality;
+    g_match->was_missing = was_missing;
+    const ssize_t n = readlink("/proc/self/exe", g_match->exe, sizeof g_match->exe - 1);
+    g_match->exe[n > 0 ? n : 0] = 0;
+    match_modules();
     g_modules = text.module_count;
-    for (std::uint32_t i = 0; i < text.module_count; ++i) g_modules_loaded += quality[i] != 0;
 
     // Sites and their absolute frames.
     g_site_count = text.site_count;
     g_sites = static_cast<planned_site*>(map_zeroed(sizeof(planned_site) * g_site_count));
     g_info = static_cast<site_info*>(map_zeroed(sizeof(site_info) * g_site_count));
-    auto* frames = static_cast<std::uintptr_t*>(map_zeroed(8 * (text.frame_count + 1)));
-    g_candidates = static_cast<std::uint32_t*>(map_zeroed(4 * (g_site_count + 1)));
-    if (g_sites == nullptr || g_info == nullptr || frames == nullptr || g_candidates == nullptr)
-        return false;
+    g_frames = static_cast<std::uintptr_t*>(map_zeroed(8 * (text.frame_count + 1)));
+    if (g_sites == nullptr || g_info == nullptr || g_frames == nullptr) return false;
+    std::uint32_t used_frames = 0;
     for (std::uint32_t i = 0; i < g_site_count; ++i) new (&g_sites[i]) planned_site();
     g_group.init(g_sites, g_site_count);
-    std::uint32_t used_frames = 0, resolved = 0;
     for (std::uint32_t i = 0; i < g_site_count; ++i) {
         const plan_text_site& s = text.sites[i];
-        site_info& info = g_info[i];
-        info = {s.id, s.kind, s.frame_count, frames + used_frames, true};
-        for (std::uint32_t k = 0; k < s.frame_count; ++k) {
-            const plan_text_frame& f = text.frames[s.first_frame + k];
-            if (quality[f.module] == 0) info.resolved = false;
-            else info.frames[k] = bias[f.module] + f.offset;
-        }
+        g_info[i] = {s.id, s.kind, s.frame_count, g_frames + used_frames, false};
         used_frames += s.frame_count;
         g_sites[i].configure(&g_group, i, s.kind == 'p' ? strategy::pool : strategy::region,
                              s.block, s.max_request);
-        resolved += info.resolved ? 1 : 0;
     }
+    resolve_sites();
+    return true;
+}
 
-    // Nothing of the plan in this process (another program, a child that exec'd): no range,
-    // no table; the summary still says so.
-    if (resolved == 0) return true;
-    if (!g_group.reserve(range_bytes)) return false;
-
-    // The table: frame-0 addresses, at most a quarter full (a miss is almost always one probe).
-    std::uint64_t cap = 64;
-    while (cap < 4ull * resolved) cap *= 2;
-    auto* slots = static_cast<recognition_slot*>(map_zeroed(sizeof(recognition_slot) * cap));
-    if (slots == nullptr) return false;
-    // Candidates grouped by frame 0, deepest first (the most specific site wins).
-    std::uint32_t next = 0;
-    for (std::uint32_t i = 0; i < g_site_count; ++i) {
-        if (!g_info[i].resolved) continue;
-        const std::uintptr_t ra = g_info[i].frames[0];
-        std::size_t j = slot_of(ra, cap - 1);
-        while (slots[j].ra != 0 && slots[j].ra != ra) j = (j + 1) & (cap - 1);
-        if (slots[j].ra == ra) continue;  // grouped when its first site was met
-        std::uint32_t count = 0;
-        for (std::uint32_t k = i; k < g_site_count; ++k)
-            if (g_info[k].resolved && g_info[k].frames[0] == ra) g_candidates[next + count++] = k;
-        if (count == 1 && g_info[i].nframes == 1) {  // the common case: frame 0 is the site
-            slots[j] = {ra, i, 0};
-            continue;
-        }
-        slots[j] = {ra, next, count};
-        // Deepest first: insertion sort on a handful.
-        for (std::uint32_t a = 1; a < slots[j].count; ++a)
-            for (std::uint32_t b = a; b > 0 && g_info[g_candidates[next + b]].nframes >
-                                                    g_info[g_candidates[next + b - 1]].nframes;
-                 --b)
-                std::swap(g_candidates[next + b], g_candidates[next + b - 1]);
-        next += slots[j].count;
+// Routes the resolved sites: the range reserved the first time, the table built and published
+// (again after a dlopen; a table once published is never freed, a reader may still hold it).
+bool activate() noexcept {
+    if (g_group.arena().size() == 0) {
+        if (!g_group.reserve(range_bytes)) return false;
+        pthread_atfork(lock_all, unlock_in_parent, unlock_in_child);
+        caller_frames_init(g_stats_fd >= 0);
+        recognition_walk_init(g_stats_fd >= 0);
+        g_range_size.store(g_group.arena().size(), std::memory_order_relaxed);
+        g_range_base.store(g_group.arena().base(), std::memory_order_relaxed);
     }
-    g_table_storage = {cap - 1, slots, g_sites};
+    if (!publish_table()) return false;
+    g_table.store(g_built, std::memory_order_release);
     return true;
 }
 
@@ -277,45 +304,46 @@ __attribute__((constructor)) void load_plan() {
     interpose::guard_scope guard;  // whatever is allocated meanwhile goes to glibc
     if (env_flag(contract::env_plan_stats) || env_flag(contract::env_stats))
         g_stats_fd = fcntl(2, F_DUPFD_CLOEXEC, 10);
-    static plan_text text;
-    const char* error = parse_plan_text(env, text, map_zeroed);
+    const char* error = parse_plan_text(env, g_text, map_zeroed);
     if (error != nullptr) return fail(error);
-    if (!build(text)) return fail("cannot map its tables or reserve its address range");
-    if (g_group.arena().size() == 0) return;  // no site resolved: nothing to route
-    pthread_atfork(lock_all, unlock_in_parent, unlock_in_child);
-    caller_frames_init(g_stats_fd >= 0);
-    g_range_size.store(g_group.arena().size(), std::memory_order_relaxed);
-    g_range_base.store(g_group.arena().base(), std::memory_order_relaxed);
-    g_table.store(&g_table_storage, std::memory_order_release);
+    if (!build()) return fail("cannot map its tables");
+    // Nothing of the plan in this process yet (another program, a child that exec'd, or only
+    // modules it will dlopen): no range, no table; the summary still says so.
+    bool any = false;
+    for (std::uint32_t i = 0; i < g_site_count; ++i) any = any || g_info[i].resolved;
+    if (any && !activate()) {
+        g_missing.store(false, std::memory_order_relaxed);
+        return fail("cannot map its tables or reserve its address range");
+    }
 }
 
 }  // namespace
 
-void* allocate_recognised(const recognition_table* t, std::size_t slot, std::uintptr_t ra,
-                          std::size_t size, std::size_t align) noexcept {
-    for (;; slot = (slot + 1) & t->mask) {
-        const recognition_slot& e = t->slots[slot];
-        if (e.ra == 0) return nullptr;
-        if (e.ra == ra) break;
+bool modules_missing() noexcept {
+    return g_missing.load(std::memory_order_relaxed);
+}
+
+void resolve_new_modules() noexcept {
+    if (!modules_missing()) return;
+    interpose::guard_scope guard;
+    // Another thread resolving (or, in a child forked meanwhile, a lock never to be released):
+    // this dlopen's module waits for the next one.
+    if (pthread_mutex_trylock(&g_resolve_lock) != 0) return;
+    for (std::uint32_t i = 0; i < g_text.module_count; ++i)
+        g_match->was_missing[i] = g_match->quality[i] == 0;
+    g_match->only_missing = true;
+    match_modules();
+    bool added = false;
+    for (std::uint32_t i = 0; i < g_text.module_count; ++i)
+        added = added || (g_match->was_missing[i] != 0 && g_match->quality[i] != 0);
+    if (added) {
+        resolve_sites();
+        if (!activate()) {
+            g_missing.store(false, std::memory_order_relaxed);
+            fail("cannot map its tables or reserve its address range after a dlopen");
+        }
     }
-    const recognition_slot& e = t->slots[slot];
-    if (e.count == 0) return g_sites[e.first].allocate(size, align);
-    // Candidates deepest first: the first one's frames are all any of them needs.
-    std::uintptr_t stack[max_frames];
-    const int want = static_cast<int>(g_info[g_candidates[e.first]].nframes);
-    const int depth = want > 1 ? caller_frames(ra, reinterpret_cast<std::uintptr_t>(
-                                                       __builtin_frame_address(0)),
-                                               stack, want)
-                               : 1;
-    for (std::uint32_t c = 0; c < e.count; ++c) {
-        const std::uint32_t site = g_candidates[e.first + c];
-        const site_info& s = g_info[site];
-        if (static_cast<std::uint32_t>(depth) < s.nframes) continue;
-        bool same = true;
-        for (std::uint32_t k = 1; same && k < s.nframes; ++k) same = stack[k] == s.frames[k];
-        if (same) return g_sites[site].allocate(size, align);
-    }
-    return nullptr;
+    pthread_mutex_unlock(&g_resolve_lock);
 }
 
 }  // namespace rtmem::site_plan

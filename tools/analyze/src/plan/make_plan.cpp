@@ -1,6 +1,7 @@
 // From advice to a plan: each advised site with a positive expected saving gets the safe
 // strategy its class allows (docs/advisor.md "Plans"), sized from what the trace showed.
 #include <algorithm>
+#include <cstdio>
 #include <unordered_map>
 
 #include "plan_frames.hpp"
@@ -14,6 +15,12 @@ namespace {
 constexpr std::uint64_t page = 4096;
 constexpr std::uint64_t min_chunk = page;
 constexpr std::uint64_t max_chunk = 1024 * 1024;  // a larger peak takes several chunks
+
+std::string number_text(double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", v);
+    return text;
+}
 
 std::uint64_t round_up(std::uint64_t v, std::uint64_t to) {
     return (std::max<std::uint64_t>(v, 1) + to - 1) / to * to;
@@ -145,28 +152,38 @@ plan make_plan(const advice& a, const site_map& sites, const std::vector<module>
         candidates.push_back(std::move(c));
     }
 
-    // Telling sites apart beyond their first frame costs an unwind on every allocation made at
-    // that first frame, planned or not. Where that costs more than the sites there save, they
-    // stay on the heap; otherwise their expected saving is net of their share of it.
+    // Telling sites apart beyond their first frame costs a stack walk on every allocation made
+    // at that first frame, planned or not: one learned stack slot read and one table probe per
+    // frame above it, up to the deepest planned site there. Where that costs more than the
+    // sites there save, they stay on the heap; otherwise their expected saving is net of their
+    // share of it.
     std::unordered_map<std::uint64_t, double> deep_saving;
-    auto needs_unwind = [](const candidate& c) {
+    std::unordered_map<std::uint64_t, std::size_t> deep_levels;
+    auto needs_walk = [](const candidate& c) {
         return c.site.frames.size() > 1 || c.site.whole_stack;
     };
     for (const auto& c : candidates)
-        if (c.routed && needs_unwind(c)) deep_saving[c.frame0] += c.site.expected_saved_ns;
+        if (c.routed && needs_walk(c)) {
+            deep_saving[c.frame0] += c.site.expected_saved_ns;
+            auto& levels = deep_levels[c.frame0];
+            levels = std::max(levels, std::max<std::size_t>(c.site.frames.size(), 2) - 1);
+        }
     for (auto& c : candidates) {
-        if (!c.routed || !needs_unwind(c)) continue;
-        const double cost = o.unwind_ns * static_cast<double>(allocations_at[c.frame0]);
+        if (!c.routed || !needs_walk(c)) continue;
+        const std::size_t levels = deep_levels[c.frame0];
+        const double cost = o.unwind_ns * static_cast<double>(levels) *
+                            static_cast<double>(allocations_at[c.frame0]);
         const double saving = deep_saving[c.frame0];
         if (cost >= saving) {
             c.routed = false;
             c.site.reason = "needs " + std::to_string(c.site.frames.size()) +
-                            " frames to be told apart: an unwind on each of the " +
-                            std::to_string(allocations_at[c.frame0]) +
+                            " frames to be told apart: a stack walk of " +
+                            std::to_string(levels) + (levels == 1 ? " frame" : " frames") +
+                            " on each of the " + std::to_string(allocations_at[c.frame0]) +
                             " allocations made at its first frame would cost more (" +
                             std::to_string(static_cast<long long>(cost)) + " ns at " +
-                            std::to_string(static_cast<long long>(o.unwind_ns)) +
-                            " ns) than the sites there save (" +
+                            number_text(o.unwind_ns) +
+                            " ns a frame) than the sites there save (" +
                             std::to_string(static_cast<long long>(saving)) + " ns); " +
                             c.site.reason;
         } else {

@@ -86,9 +86,10 @@ struct plan_options {
     bool keep_heap_sites = false;  ///< also list general sites as "heap", with the reason
     std::uint32_t recorded_depth = 0;  ///< the trace's stack depth (0: unknown)
     std::size_t site_depth = 0;        ///< the site_map's merge depth (0: whole stacks)
-    /// What telling a site apart beyond its first frame costs per allocation made at that
-    /// frame (an unwind; measured with run --plan, docs/advisor.md). 0: free.
-    double unwind_ns = 150;
+    /// What telling a site apart beyond its first frame costs, per allocation made at that
+    /// frame and per frame walked above it (run --plan reads each caller at a learned stack
+    /// offset: ~45 instructions a walk of one frame, measured in docs/advisor.md). 0: free.
+    double unwind_ns = 5;
     std::string program, trace;
 };
 
