@@ -114,13 +114,14 @@ TEST(RtHeap, DeallocateIfOwnedFreesOnlyItsOwnBlocks) {
     EXPECT_TRUE(heap.deallocate_if_owned(p));
     EXPECT_EQ(heap.stats().live_count, 0u);
     EXPECT_EQ(heap.stats().used, 0u);
-    // Read back through a volatile: GCC 12 at -O3 otherwise follows the 64-byte malloc into the
-    // (never taken) owned branch and reports a false -Warray-bounds.
-    void* volatile foreign_slot = std::malloc(64);
-    void* foreign = foreign_slot;
+    // Pointers read back through a volatile: GCC 12 at -O3 otherwise follows a known pointer
+    // (the 64-byte malloc, null) into the never-taken owned branch: a false -Warray-bounds.
+    void* volatile slot = std::malloc(64);
+    void* foreign = slot;
     EXPECT_FALSE(heap.deallocate_if_owned(foreign));
     std::free(foreign);
-    EXPECT_FALSE(heap.deallocate_if_owned(nullptr));
+    slot = nullptr;
+    EXPECT_FALSE(heap.deallocate_if_owned(slot));
     rt_heap other{small_segments()};  // a pointer of another rt_heap is not this one's
     void* q = other.allocate(64);
     EXPECT_FALSE(heap.deallocate_if_owned(q));
