@@ -1,6 +1,7 @@
 # cmake -P: run DRIVER's CASE under callgrind collecting only inside each of FUNCTIONS (one run
 # each, summed), subtract the harness's own per-call cost (an empty out-of-line function: its
 # entry and return) per function, and fail when instructions per operation exceed BOUND.
+cmake_minimum_required(VERSION 3.25)  # script mode: if() reads numbers and constants (CMP0012)
 if(NOT VALGRIND OR NOT EXISTS "${VALGRIND}")
   message("SKIPPED: valgrind not found")
   return()
@@ -25,11 +26,11 @@ function(collect case function result)
   endif()
   file(STRINGS "${out}" totals REGEX "^(summary|totals):")
   list(GET totals 0 line)
-  string(REGEX MATCH "[0-9]+" n "${line}")
-  if(NOT n OR n EQUAL 0)
+  string(REGEX MATCH "[0-9]+" collected "${line}")
+  if(NOT collected OR collected EQUAL 0)
     message(FATAL_ERROR "no instructions collected in ${function}: inlined or missing?")
   endif()
-  set(${result} ${n} PARENT_SCOPE)
+  set(${result} ${collected} PARENT_SCOPE)
 endfunction()
 
 # ENV: variables for the driver, "|"-separated (e.g. a preload library and its settings).
