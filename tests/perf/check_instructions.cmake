@@ -10,7 +10,7 @@ endif()
 # instructions collected inside `function` while the driver runs `case` CALLS times. The output
 # file is named after this test too (its CASE and FUNCTIONS): every test collects the baseline,
 # and ctest runs tests in parallel, so a shared name let one test remove another's file.
-string(MD5 env_id "${ENV}")  # tests of one case and function under different environments
+string(MD5 env_id "${DRIVER}|${ENV}")  # one case and function in other drivers or environments
 string(SUBSTRING "${env_id}" 0 8 env_id)
 string(MAKE_C_IDENTIFIER "${CASE}.${FUNCTIONS}.${env_id}" this_test)
 function(collect case function result)

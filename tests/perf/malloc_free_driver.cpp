@@ -1,8 +1,10 @@
-// Driver for the sampled tracer's fast-path budgets: a plain program (glibc's malloc) run with
-// librtmem-trace.so or librtmem-malloc-sampled.so preloaded (the test's ENV), so its malloc and
-// free go through the fast path of tools/trace/fast_path.hpp. `rtmem_perf_trace_driver <case>
-// <calls>`: malloc_free calls malloc(48) then free() of that block <calls> times, each from its
-// own out-of-line function that callgrind collects in (see check_instructions.cmake).
+// Driver for the malloc-family budgets, built twice (tests/perf/CMakeLists.txt):
+// rtmem_perf_malloc_driver is linked with librtmem-malloc.a whole, so its malloc and free are
+// rt_heap's behind the shim; rtmem_perf_trace_driver is a plain program (glibc's malloc) run with
+// librtmem-trace.so or librtmem-malloc-sampled.so preloaded (the test's ENV), so its calls take
+// the sampled fast path of tools/trace/fast_path.hpp. `<driver> <case> <calls>`: malloc_free
+// calls malloc(48) then free() of that block <calls> times, each from its own out-of-line
+// function that callgrind collects in (see check_instructions.cmake).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -14,10 +16,10 @@ namespace {
 volatile std::uintptr_t sink;
 }  // namespace
 
-RTMEM_PERF_CASE void* rtmem_perf_traced_malloc() {
+RTMEM_PERF_CASE void* rtmem_perf_malloc() {
     return std::malloc(48);
 }
-RTMEM_PERF_CASE void rtmem_perf_traced_free(void* p) {
+RTMEM_PERF_CASE void rtmem_perf_free(void* p) {
     std::free(p);
 }
 RTMEM_PERF_CASE void* rtmem_perf_baseline(void* p) {
@@ -31,8 +33,8 @@ int main(int argc, char** argv) {
     }
     const std::string_view which = argv[1];
     const long calls = std::strtol(argv[2], nullptr, 10);
-    // Opens this thread's gate outside the counted calls (through `sink`: GCC drops a plain
-    // free(malloc(n)) pair).
+    // This thread's one-time work (building the heap, opening the tracer's gate) outside the
+    // counted calls; through `sink`, since GCC drops a plain free(malloc(n)) pair.
     sink = reinterpret_cast<std::uintptr_t>(std::malloc(48));
     std::free(reinterpret_cast<void*>(sink));
     for (long i = 0; i < calls; ++i) {
@@ -40,9 +42,9 @@ int main(int argc, char** argv) {
         if (which == "baseline") {
             p = rtmem_perf_baseline(argv);
         } else if (which == "malloc_free") {
-            p = rtmem_perf_traced_malloc();
+            p = rtmem_perf_malloc();
             if (p == nullptr) return 1;
-            rtmem_perf_traced_free(p);
+            rtmem_perf_free(p);
         } else {
             std::fprintf(stderr, "unknown case %s\n", argv[1]);
             return 2;
