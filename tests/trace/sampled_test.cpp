@@ -37,6 +37,21 @@ std::string run(const std::vector<std::string>& args, const fs::path& dir,
     return r.out;
 }
 
+// The subject's `basic` mode allocates one block of a distinct size through each entry point;
+// at a 1-byte interval every one of them is sampled: each must appear exactly once, by kind.
+void expect_each_entry_point_of_basic_once(trace_reader& r) {
+    std::map<std::pair<op, std::uint64_t>, int> seen;
+    event e;
+    while (r.next(e)) ++seen[{e.kind, e.size}];
+    EXPECT_EQ((seen[{op::malloc, 12345}]), 1);
+    EXPECT_EQ((seen[{op::calloc, 12345}]), 1);
+    EXPECT_EQ((seen[{op::realloc, 23456}]), 1);
+    EXPECT_EQ((seen[{op::aligned_alloc, 34567}]), 1);
+    EXPECT_EQ((seen[{op::new_array, 321 * sizeof(int)}]), 1);
+    EXPECT_EQ((seen[{op::new_scalar, 64}]), 1);
+    EXPECT_EQ((seen[{op::new_array, 4321}]), 1);
+}
+
 class sampled_test : public ::testing::Test {
   protected:
     void SetUp() override {
@@ -203,16 +218,7 @@ TEST_F(sampled_test, every_entry_point_records_when_sampled) {
     run({RTMEM_CLI, "record", "--sample", "1", "-o", trace, "--", RTMEM_TRACE_SUBJECT, "basic"}, dir_);
     trace_reader r(trace);
     EXPECT_EQ(r.sample_interval(), 1u);
-    std::map<std::pair<op, std::uint64_t>, int> seen;
-    event e;
-    while (r.next(e)) ++seen[{e.kind, e.size}];
-    EXPECT_EQ((seen[{op::malloc, 12345}]), 1);
-    EXPECT_EQ((seen[{op::calloc, 12345}]), 1);
-    EXPECT_EQ((seen[{op::realloc, 23456}]), 1);
-    EXPECT_EQ((seen[{op::aligned_alloc, 34567}]), 1);
-    EXPECT_EQ((seen[{op::new_array, 321 * sizeof(int)}]), 1);
-    EXPECT_EQ((seen[{op::new_scalar, 64}]), 1);
-    EXPECT_EQ((seen[{op::new_array, 4321}]), 1);
+    expect_each_entry_point_of_basic_once(r);
     auto rep = rtmem::analyze::analyze_events(r);
     EXPECT_EQ(rep.unknown_frees, 0u);
     ASSERT_NE(r.exact_counts(), nullptr);
@@ -366,16 +372,7 @@ TEST_F(sampled_test, sampling_inside_rt_heap_counts_every_entry_point) {
          RTMEM_TRACE_SUBJECT, "basic"},
         dir_);
     trace_reader r(every);
-    std::map<std::pair<op, std::uint64_t>, int> seen;
-    event e;
-    while (r.next(e)) ++seen[{e.kind, e.size}];
-    EXPECT_EQ((seen[{op::malloc, 12345}]), 1);
-    EXPECT_EQ((seen[{op::calloc, 12345}]), 1);
-    EXPECT_EQ((seen[{op::realloc, 23456}]), 1);
-    EXPECT_EQ((seen[{op::aligned_alloc, 34567}]), 1);
-    EXPECT_EQ((seen[{op::new_array, 321 * sizeof(int)}]), 1);
-    EXPECT_EQ((seen[{op::new_scalar, 64}]), 1);
-    EXPECT_EQ((seen[{op::new_array, 4321}]), 1);
+    expect_each_entry_point_of_basic_once(r);
     EXPECT_EQ(rtmem::analyze::analyze_events(r).unknown_frees, 0u);
 }
 
