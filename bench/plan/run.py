@@ -13,8 +13,9 @@ Part "demo": examples/demo's baseline variant (rtmem_demo, which counts heap cal
 counting operator new is every allocation's first frame, so its sites are told apart only by
 unwinding: its plan is made with --plan-unwind-ns 0 (every site planned, the unwind paid).
 
-Part "programs": Debian programs nobody here wrote, each recorded on input A, planned, and run
-on a different input B under glibc, mimalloc (LD_PRELOAD), `rtmem run` (rt_heap alone) and
+Part "programs": Debian programs nobody here wrote (python3, cc1plus, sqlite3, perl, xmllint,
+jq, lua5.4, gawk; a missing one is skipped), each recorded on input A (bench/plan/inputs.py),
+planned, and run on a different input B under glibc, mimalloc (LD_PRELOAD), `rtmem run` (rt_heap alone) and
 `rtmem run --plan`. Outputs are checked identical across columns. The plan column appears once
 `rtmem run --help` offers --plan. Which library served malloc and operator new in each column
 is read from the dynamic linker (LD_DEBUG=bindings), not assumed.
@@ -438,16 +439,18 @@ def replay_table(results):
 
 def programs_table(results):
     lines = ["| program | column | malloc / operator new served by | wall (median, min–max) | "
-             "vs glibc | CPU | peak RSS | output |",
-             "|---|---|---|---|---|---|---|---|"]
+             "vs glibc | CPU | vs glibc | peak RSS | output |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for name, row in results.items():
-        base = row["columns"].get("glibc", {}).get("wall_s", {}).get("median")
+        base = {k: row["columns"].get("glibc", {}).get(k, {}).get("median")
+                for k in ("wall_s", "cpu_s")}
         for col, c in row["columns"].items():
-            ratio = f"{c['wall_s']['median'] / base:.2f}x" if base else "-"
+            ratio = {k: f"{c[k]['median'] / b:.2f}x" if b else "-" for k, b in base.items()}
             same = "identical" if row["outputs_identical"] else "DIFFERS"
             served = f"{c['served_by']['malloc']} / {c['served_by']['operator new']}"
-            lines.append(f"| {name} | {col} | {served} | {fmt(c['wall_s'], 's')} | {ratio} | "
-                         f"{fmt(c['cpu_s'], 's')} | {fmt(c['rss_mib'], 'MiB', 1)} | {same} |")
+            lines.append(f"| {name} | {col} | {served} | {fmt(c['wall_s'], 's')} | "
+                         f"{ratio['wall_s']} | {fmt(c['cpu_s'], 's')} | {ratio['cpu_s']} | "
+                         f"{fmt(c['rss_mib'], 'MiB', 1)} | {same} |")
     return "\n".join(lines)
 
 
