@@ -327,7 +327,12 @@ def bench_programs(args, rtmem, mimalloc, out):
     results = {}
     base_env = dict(os.environ)
     base_env.pop("LD_PRELOAD", None)
-    for name, p in programs(work).items():
+    known = programs(work)
+    unknown = sorted(set(args.only or []) - set(known))
+    if unknown:
+        sys.exit(f"bench/plan: --only {','.join(unknown)}: no such program "
+                 f"(known: {', '.join(known)})")
+    for name, p in known.items():
         if args.only and name not in args.only:
             continue
         exe, package = p["needs"]
