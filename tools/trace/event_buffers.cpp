@@ -29,7 +29,7 @@ constinit thread_local std::uint32_t tl_timing_random __attribute__((tls_model("
     0;
 constinit thread_local thread_fast_state tl_fast __attribute__((tls_model("initial-exec"))) = {
     .gate = {.reason = {0, 1, 0, 0}},  // closed
-    .unused = 0,
+    .redraws = 0,
     .sample_left = {},  // no countdown drawn
     .calls = {},
     .bytes = {},
@@ -406,6 +406,8 @@ call_counters* acquire_counters() noexcept {
 // 64-bit load never tears on the targets): a sum as of some moment during the read. The lock
 // keeps an exiting thread's TLS alive until its counts are folded into its buffer's; a thread
 // stopped holding it (ending in a signal handler on that very thread) is left out after a while.
+// A countdown and its base are read under the thread's sequence lock (`redraws`, odd while
+// the slow path moves both), retried a bounded number of times for the same reason.
 fmt::call_counts counted_calls() noexcept {
     static_assert(fmt::counted_ops == counted_kinds);
     fmt::call_counts out{};
@@ -421,9 +423,19 @@ fmt::call_counts counted_calls() noexcept {
                 out.calls[i] += load(f->calls[i]);
                 out.bytes[i] += load(f->bytes[i]);
             }
-            for (std::size_t i = 0; i < countdown_kinds; ++i) {
-                out.bytes[i] += load(f->countdown_base[i]) - load(f->sample_left[i]);
+            std::uint64_t counted_down[countdown_kinds] = {};
+            for (int attempt = 0; attempt < 1000; ++attempt) {  // bounded: see the comment above
+                std::uint32_t before = __atomic_load_n(&f->redraws, __ATOMIC_ACQUIRE);
+                for (std::size_t i = 0; i < countdown_kinds; ++i) {
+                    counted_down[i] = load(f->countdown_base[i]) - load(f->sample_left[i]);
+                }
+                std::atomic_thread_fence(std::memory_order_acquire);
+                if ((before & 1) == 0 && __atomic_load_n(&f->redraws, __ATOMIC_RELAXED) == before) {
+                    break;
+                }
+                sched_yield();
             }
+            for (std::size_t i = 0; i < countdown_kinds; ++i) out.bytes[i] += counted_down[i];
         }
         b->gate_lock.unlock();
     }

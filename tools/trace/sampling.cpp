@@ -139,8 +139,14 @@ bool sample_slow(op kind, std::uint64_t size) noexcept {
     }
     if (sampled) left = draw_interval();  // memoryless: the next sample point after this block
     // The countdown counts `size` more bytes: base - left grows by exactly `size` (mod 2^64).
-    tl_fast.countdown_base[k] += left - old_left + size;
-    tl_fast.sample_left[k] = left;
+    // Other threads read both (counted_calls): a sequence lock around the pair.
+    const std::uint32_t seq = tl_fast.redraws;
+    __atomic_store_n(&tl_fast.redraws, seq + 1, __ATOMIC_RELAXED);
+    std::atomic_thread_fence(std::memory_order_release);
+    __atomic_store_n(&tl_fast.countdown_base[k], tl_fast.countdown_base[k] + (left - old_left + size),
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&tl_fast.sample_left[k], left, __ATOMIC_RELAXED);
+    __atomic_store_n(&tl_fast.redraws, seq + 2, __ATOMIC_RELEASE);
     return sampled;
 }
 

@@ -48,10 +48,13 @@ constexpr std::size_t counted_kinds = 16;
 /// under the owner's buffer lock): calls[k] calls of kind k; requested bytes of kind k =
 /// bytes[k] + (countdown_base[k] - sample_left[k]) (mod 2^64): every counted byte of an
 /// allocation is counted down from its kind's countdown, so the fast path of an allocation
-/// adds nothing for its bytes; sampling.cpp keeps countdown_base in step whenever it redraws.
+/// adds nothing for its bytes; sampling.cpp keeps countdown_base in step whenever it redraws,
+/// inside a sequence lock (`redraws`) so that a reader never pairs a base with the other
+/// interval's countdown (an error of up to an interval); between redraws a reader is off by at
+/// most the allocation in flight.
 struct thread_fast_state {
     thread_gate gate;
-    std::uint32_t unused;
+    std::uint32_t redraws;  ///< odd while the slow path moves countdown_base and sample_left
     std::uint64_t sample_left[countdown_kinds];     ///< bytes to the next sample (sampling.hpp)
     std::uint64_t calls[counted_kinds];             ///< calls of each kind, owner-written
     std::uint64_t bytes[counted_kinds];             ///< bytes not counted through a countdown
