@@ -322,7 +322,11 @@ __attribute__((noinline)) void* new_after_failure(std::size_t n, void* (*fn)(std
 // null result, whatever the size, goes to libstdc++'s own new and its new_handler loop. No frame
 // pointer: the fast path's call is glibc's malloc (never recorded), and the full path is a tail
 // call, so no stack the recorder walks ever holds this frame.
+#if defined(__clang__)
+#define RTMEM_NO_FRAME  // (no per-function optimize attribute)
+#else
 #define RTMEM_NO_FRAME __attribute__((optimize("omit-frame-pointer")))
+#endif
 RTMEM_EXPORT RTMEM_NO_FRAME void* _Znwm(std::size_t n) {
     if (fast_allocation(op::new_scalar, n)) [[likely]] {
         if (void* p = real.malloc(n)) [[likely]]
