@@ -48,7 +48,7 @@ struct call_counters {
 static_assert(static_cast<std::size_t>(op::new_array) < countdown_kinds &&
               static_cast<std::size_t>(op::count) <= counted_kinds);
 /// The calling thread's buffer, acquired (and its thread_fast_state registered) if needed.
-call_counters* acquire_counters() noexcept;  ///< the calling thread's, from its event buffer
+call_counters* acquire_counters() noexcept;
 }  // namespace internal
 
 /// A call from the start-up of a libstdc++ the program does not use (loaded for the tracer:
