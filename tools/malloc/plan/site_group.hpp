@@ -79,6 +79,13 @@ class site_group {
             return tl_slot.sites[i];
         return attach()->sites[i];
     }
+    /// This thread's cache of site `i`, or nullptr before the thread has attached to this group
+    /// (mine() attaches it): the caller's fast path then makes no call and saves no register.
+    [[gnu::always_inline]] thread_site* mine_if_attached(std::uint32_t i) noexcept {
+        if (tl_slot.group == id_) [[likely]]
+            return &tl_slot.sites[i];
+        return nullptr;
+    }
     /// Gives this thread's cached blocks and chunks back to their sites (also run by the
     /// thread's exit). The thread may go on allocating: it gets a cache again.
     void detach_this_thread() noexcept;

@@ -67,6 +67,11 @@ class alignas(64) planned_site {
     static std::size_t block_need(std::size_t size) noexcept {
         return region_prefix + (((size == 0 ? 1 : size) + block_align - 1) & ~(block_align - 1));
     }
+    // The first call of a thread: attaches it to the group, then as allocate/deallocate. Out of
+    // line and tail-called, like every slow path, so the fast paths save no register.
+    [[gnu::noinline]] void* allocate_attaching(std::size_t size, std::size_t align) noexcept;
+    [[gnu::noinline]] void deallocate_attaching(void* p) noexcept;
+    [[gnu::noinline]] void pool_flush_and_push(thread_site& t, void* p) noexcept;
     void* pool_refill(thread_site& t) noexcept;
     void pool_flush(thread_site& t, bool walk) noexcept;
     void* region_refill(thread_site& t, std::size_t size) noexcept;
