@@ -48,10 +48,11 @@ struct alignas(32) recognition_node {
 };
 static_assert(sizeof(recognition_node) == 32);
 
-/// Node ids fit in this many bits (a plan of 1000 sites of 16 frames needs 2^16 slots); a
-/// user-space return address in 47, so a (parent, return address) pair is exactly one word.
+/// Node ids fit in this many bits, a user-space return address in 47, so a (parent, return
+/// address) pair is exactly one word. 2^17 slots hold 65535 frames (a table at most half full):
+/// `rtmem run` passes at most about 1000 sites of at most 16 frames.
 inline constexpr int node_id_bits = 17;
-inline constexpr std::uint64_t max_nodes = std::uint64_t{1} << 16;
+inline constexpr std::uint64_t max_nodes = std::uint64_t{1} << node_id_bits;
 /// Slot 0's key: it stays occupied so that probes pass it; no return address yields it.
 inline constexpr std::uint64_t reserved_key = ~std::uint64_t{0};
 

@@ -68,7 +68,7 @@ void inherit_sites(builder& b, std::uint64_t cap, std::uint16_t deepest) noexcep
     for (std::uint16_t depth = 2; depth <= deepest; ++depth)
         for (std::uint64_t j = 1; j < cap; ++j) {
             recognition_node& n = t->nodes[j];
-            const auto parent = static_cast<std::uint32_t>(n.key & (max_nodes - 1));
+            const auto parent = static_cast<std::uint32_t>(n.key & (max_nodes - 1));  // its id
             if (n.key != 0 && n.depth == depth) b.inherit(static_cast<std::uint32_t>(j), t->nodes[parent].site);
         }
 }
@@ -86,8 +86,10 @@ const recognition_table* build_recognition_table(const resolved_site* sites, std
         }
     auto* t = static_cast<recognition_table*>(map_zeroed(sizeof(recognition_table)));
     if (t == nullptr) return nullptr;
-    const std::uint64_t cap = capacity_for(roots), node_cap = capacity_for(frames + 1);
-    if (node_cap > max_nodes) return nullptr;  // more frames than a plan text can carry
+    const std::uint64_t cap = capacity_for(roots);
+    std::uint64_t node_cap = capacity_for(frames + 1);
+    if (node_cap > max_nodes) node_cap = max_nodes;
+    if (2 * (frames + 1) > node_cap) return nullptr;  // more frames than node ids
     t->mask = cap - 1;
     t->node_mask = node_cap - 1;
     t->sites = strategies;
