@@ -102,8 +102,10 @@ extern std::atomic<std::size_t> g_range_size;
 /// up the stack, then that site's strategy. Out of line: every entry point's fast path keeps
 /// its few registers. `cfa`: the entry point's canonical frame address (its return address,
 /// frame 0, is the word below). nullptr: no planned site, or its strategy declined.
-void* allocate_walked(const recognition_table* t, std::uint32_t root, const void* cfa,
-                      std::size_t size, std::size_t align) noexcept;
+/// The parameters are in the order the strategy's call takes them (this, size, align): the
+/// walk's tail call moves nothing.
+void* allocate_walked(const recognition_node* root, std::size_t size, std::size_t align,
+                      const void* cfa, const recognition_table* t) noexcept;
 /// A caller whose probe met a used slot of another frame 0: the rest of the probe chain.
 void* allocate_probed(const recognition_table* t, std::size_t slot, std::uintptr_t ra,
                       const void* cfa, std::size_t size, std::size_t align) noexcept;
@@ -121,7 +123,7 @@ void* allocate_probed(const recognition_table* t, std::size_t slot, std::uintptr
     if (e.ra == 0) [[likely]] return nullptr;
     if (e.ra != key) [[unlikely]]
         return allocate_probed(t, i, key, cfa, size, align);
-    if (e.node != 0) return allocate_walked(t, e.node, cfa, size, align);
+    if (e.node != 0) return allocate_walked(&t->nodes[e.node], size, align, cfa, t);
     return t->sites[e.site].allocate(size, align);
 }
 

@@ -157,9 +157,9 @@ std::uint32_t parent_of(const recognition_node& n) noexcept {
 
 }  // namespace
 
-void* allocate_walked(const recognition_table* t, std::uint32_t root, const void* cfa,
-                      std::size_t size, std::size_t align) noexcept {
-    const recognition_node* n = &t->nodes[root];
+void* allocate_walked(const recognition_node* root, std::size_t size, std::size_t align,
+                      const void* cfa, const recognition_table* t) noexcept {
+    const recognition_node* n = root;
     // Frame 0's return address lies just below the entry point's frame address.
     std::uintptr_t at = reinterpret_cast<std::uintptr_t>(cfa) - sizeof(std::uintptr_t);
     if (!walk_slots(t, n, at)) [[unlikely]]
@@ -176,7 +176,7 @@ void* allocate_probed(const recognition_table* t, std::size_t slot, std::uintptr
         slot = (slot + 1) & t->mask;
         e = &t->slots[slot];
     }
-    if (e->node != 0) return allocate_walked(t, e->node, cfa, size, align);
+    if (e->node != 0) return allocate_walked(&t->nodes[e->node], size, align, cfa, t);
     return t->sites[e->site].allocate(size, align);
 }
 

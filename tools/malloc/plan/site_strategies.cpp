@@ -24,6 +24,8 @@ constexpr std::size_t pool_cache_bytes = std::size_t{16} << 10;
 void planned_site::configure(site_group* group, std::uint32_t index, strategy s,
                              std::size_t block, std::size_t max_request) noexcept {
     group_ = group;
+    group_id_ = group->id() != 0 ? group->id() : ~std::uint64_t{0};  // configured after init
+    cache_offset_ = std::size_t{index} * sizeof(thread_site);
     index_ = index;
     kind_ = s;
     if (s == strategy::pool) {
@@ -44,10 +46,9 @@ void planned_site::configure(site_group* group, std::uint32_t index, strategy s,
 // ---- a thread's own cache: no lock ---------------------------------------------------------
 
 void* planned_site::allocate(std::size_t size, std::size_t align) noexcept {
-    thread_site* mine = group_->mine_if_attached(index_);
-    if (mine == nullptr) [[unlikely]]
+    if (!attached()) [[unlikely]]
         return allocate_attaching(size, align);
-    thread_site& t = *mine;
+    thread_site& t = mine();
     if (size >= limit_ || align > block_align) [[unlikely]] {
         t.declined.add();
         return nullptr;
@@ -74,10 +75,9 @@ void* planned_site::allocate(std::size_t size, std::size_t align) noexcept {
 }
 
 void planned_site::deallocate(void* p) noexcept {
-    thread_site* mine = group_->mine_if_attached(index_);
-    if (mine == nullptr) [[unlikely]]
+    if (!attached()) [[unlikely]]
         return deallocate_attaching(p);
-    thread_site& t = *mine;
+    thread_site& t = mine();
     t.freed.add();
     if (kind_ == strategy::pool) {
         if (t.count >= cache_limit_) [[unlikely]]
