@@ -21,11 +21,13 @@ struct recognition_slot {
     std::uint32_t node;  ///< 0: no site needs more frames here; else its trie node
 };
 
-/// A node's delta when no planned site names a frame above it: the walk ends there.
-inline constexpr std::int32_t leaf_delta = 0x7fffffff;
-/// A larger distance is left to the unwinder: a misread (a frame whose size varies) must stay
-/// within the live stack above the slot, which a frame of at most this size guarantees in
-/// practice (the callers' frames, the thread's TLS or the process's arguments lie above).
+/// A node's delta when no planned site names a frame above it: the walk ends there. Negative,
+/// like an unusable distance and unlike a learned one, so one test tells a level to take.
+inline constexpr std::int32_t leaf_delta = INT32_MIN;
+/// A larger distance is left to the unwinder (learned as unusable): a misread (a frame whose
+/// size varies) must stay within the live stack above the slot, which a frame of at most this
+/// size guarantees in practice (the callers' frames, the thread's TLS or the process's
+/// arguments lie above).
 inline constexpr std::int32_t max_delta = 4096;
 
 /// One frame of a planned site's frames: the trie's nodes are the slots of one open-addressing
@@ -36,8 +38,8 @@ struct alignas(32) recognition_node {
     std::uint64_t key;  ///< node_key(parent, ra); 0: an empty slot
     /// Bytes from the stack slot holding this frame's return address to the slot holding its
     /// caller's: the frame size of this function at this call, fixed unless it allocates on
-    /// the stack dynamically. 0: not learned yet; negative: not usable (the unwinder decides);
-    /// leaf_delta: no site names a frame above this one.
+    /// the stack dynamically; 1..max_delta once learned. 0: not learned yet; leaf_delta: no site
+    /// names a frame above this one; other negatives: not usable (the unwinder decides).
     std::atomic<std::int32_t> delta;
     /// The deepest site whose frames end here or below (towards frame 0): the walk's answer
     /// when it stops at this node (no_site: none).

@@ -107,9 +107,9 @@ std::uint32_t walk_unwound(const recognition_table* t, std::uint32_t root, std::
                                               std::uintptr_t& at) noexcept {
     for (;;) {
         const std::int32_t d = n->delta.load(std::memory_order_relaxed);
-        // One compare for the common case, a learned distance (1..max_delta).
-        if (static_cast<std::uint32_t>(d - 1) >= static_cast<std::uint32_t>(max_delta))
-            [[unlikely]]
+        // One test for the common case: a learned distance is positive (at most max_delta:
+        // set_delta stores no other).
+        if (d <= 0) [[unlikely]]
             return d == leaf_delta;
         const std::uintptr_t caller = at + static_cast<std::uintptr_t>(d);
         const std::uint64_t key =
