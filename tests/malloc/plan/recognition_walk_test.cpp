@@ -123,6 +123,7 @@ TEST(RecognitionWalk, ADistanceNotLearnedFallsBackToFrameZerosSite) {
     EXPECT_EQ(p.call({f1, f2}), 0);
     const recognition_node* r = p.root();
     EXPECT_LT(p.table->nodes[p.id(r)].delta.load(), 0);  // marked unusable, not retried
+    EXPECT_EQ(p.call({f1, f2}), 0);                        // the same answer without learning
 }
 
 TEST(RecognitionWalk, AMisreadWordCostsSpeedNotCorrectness) {

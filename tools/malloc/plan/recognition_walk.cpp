@@ -138,6 +138,7 @@ std::uint32_t parent_of(const recognition_node& n) noexcept {
 [[gnu::noinline, gnu::cold]] void* allocate_slow(const recognition_table* t,
                                                  const recognition_node* n, std::uintptr_t at,
                                                  std::size_t size, std::size_t align) noexcept {
+    const std::int32_t stop_delta = n->delta.load(std::memory_order_relaxed);
     for (std::uint32_t p = parent_of(*n); p != 0; p = parent_of(*n)) {
         n = &t->nodes[p];
         at -= static_cast<std::uintptr_t>(n->delta.load(std::memory_order_relaxed));
@@ -145,7 +146,9 @@ std::uint32_t parent_of(const recognition_node& n) noexcept {
     const auto root = static_cast<std::uint32_t>(n - t->nodes);
     const std::uintptr_t slot = at;
     const std::uintptr_t ra = word_at(slot);
-    learn(t, root, ra, slot);
+    // One unwind to learn a distance not learned yet; a node already found unusable goes to the
+    // caller-frame cache without it.
+    if (stop_delta == 0) learn(t, root, ra, slot);
     std::uint32_t site = no_site;
     const recognition_node* stop = n;
     if (walk_slots(t, stop, at))
