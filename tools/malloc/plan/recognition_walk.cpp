@@ -113,7 +113,7 @@ std::uint32_t walk_unwound(const recognition_table* t, std::uint32_t root, std::
             return d == leaf_delta;
         const std::uintptr_t caller = at + static_cast<std::uintptr_t>(d);
         const std::uint64_t key =
-            (*reinterpret_cast<const std::uintptr_t*>(caller) << node_id_bits) | n->id;
+            node_key(n->id, *reinterpret_cast<const std::uintptr_t*>(caller));
         std::size_t j = node_slot(key, t->node_mask);
         const recognition_node* c = &t->nodes[j];
         while (c->key != key) [[unlikely]] {
