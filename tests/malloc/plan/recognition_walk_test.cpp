@@ -49,7 +49,7 @@ struct planned {
     planned& operator=(const planned&) = delete;
 
     const recognition_node* root() const {
-        for (std::uint64_t j = 0; j <= table->mask; ++j)
+        for (std::size_t j = 0; j <= table->mask; ++j)
             if (table->slots[j].ra == frame0) return &table->nodes[table->slots[j].node];
         return nullptr;
     }
@@ -73,12 +73,13 @@ struct planned {
     }
     // Every distance the walk takes: 2 words.
     void learn_all() const {
+        constexpr auto two_words = static_cast<std::int32_t>(2 * sizeof(std::uintptr_t));
         const recognition_node* r = root();
-        set_delta(id(r), 16);
+        set_delta(id(r), two_words);
         for (std::uintptr_t ra : {f1, f1_other}) {
             const std::uint32_t n = child_of(table, id(r), ra);
             ASSERT_NE(n, 0u);
-            if (table->nodes[n].delta.load() != leaf_delta) set_delta(n, 16);
+            if (table->nodes[n].delta.load() != leaf_delta) set_delta(n, two_words);
         }
     }
 };
@@ -132,7 +133,7 @@ TEST(RecognitionWalk, AMisreadWordCostsSpeedNotCorrectness) {
     std::uintptr_t stack[16] = {};
     stack[0] = frame0;
     stack[2] = f1;
-    stack[4] = reserved_key;  // anything at all: the walk stops at f1's node
+    stack[4] = 0x5a5a5a5a;  // anything at all but f2 or f2_other: the walk stops at f1's node
     void* q = allocate_walked(p.root(), 48, 0, &stack[1], p.table);
     ASSERT_NE(q, nullptr);
     EXPECT_EQ(site_of(q), 1u);

@@ -64,10 +64,10 @@ inline constexpr std::uint64_t reserved_key = ~std::uint64_t{0};
 }
 
 struct recognition_table {
-    std::uint64_t mask;
+    std::size_t mask;
     recognition_slot* slots;
     planned_site* sites;
-    std::uint64_t node_mask;
+    std::size_t node_mask;
     recognition_node* nodes;
 };
 
@@ -77,15 +77,15 @@ extern std::atomic<const recognition_table*> g_table;
 extern std::atomic<std::uintptr_t> g_range_base;
 extern std::atomic<std::size_t> g_range_size;
 
-[[gnu::always_inline]] inline std::size_t slot_of(std::uintptr_t ra, std::uint64_t mask) noexcept {
+[[gnu::always_inline]] inline std::size_t slot_of(std::uintptr_t ra, std::size_t mask) noexcept {
     return static_cast<std::size_t>(((ra * 0x9e3779b97f4a7c15ull) >> 32) & mask);
 }
 
 /// The slot where the node of `key` is looked for first (a constant that fits in the multiply
 /// instruction; bits 32 and up of the product mix the parent's bits and the address's low
 /// ones).
-[[gnu::always_inline]] inline std::size_t node_slot(std::uint64_t key, std::uint64_t mask) noexcept {
-    return static_cast<std::size_t>(((key * 0xffffffff9e3779b1ull) >> 32) & mask);
+[[gnu::always_inline]] inline std::size_t node_slot(std::uint64_t key, std::size_t mask) noexcept {
+    return static_cast<std::size_t>((key * 0xffffffff9e3779b1ull) >> 32) & mask;
 }
 
 /// The node of caller `ra` above `parent` (0: none).

@@ -14,8 +14,8 @@ void* map_zeroed(std::size_t bytes) noexcept {
     return m == MAP_FAILED ? nullptr : m;
 }
 
-std::uint64_t capacity_for(std::uint64_t entries) noexcept {
-    std::uint64_t cap = 64;  // at most a quarter full: a miss is almost always one probe
+std::size_t capacity_for(std::size_t entries) noexcept {
+    std::size_t cap = 64;  // at most a quarter full: a miss is almost always one probe
     while (cap < 4 * entries) cap *= 2;
     return cap;
 }
@@ -59,14 +59,14 @@ struct builder {
 };
 
 // Parents first: a node's depth is one more than its parent's.
-void inherit_sites(builder& b, std::uint64_t cap, std::uint16_t deepest) noexcept {
+void inherit_sites(builder& b, std::size_t cap, std::uint16_t deepest) noexcept {
     recognition_table* t = b.t;
-    for (std::uint64_t j = 0; j < t->mask + 1; ++j) {
+    for (std::size_t j = 0; j < t->mask + 1; ++j) {
         const recognition_slot& s = t->slots[j];
         if (s.ra != 0 && s.node != 0) b.inherit(s.node, s.site);
     }
     for (std::uint16_t depth = 2; depth <= deepest; ++depth)
-        for (std::uint64_t j = 1; j < cap; ++j) {
+        for (std::size_t j = 1; j < cap; ++j) {
             recognition_node& n = t->nodes[j];
             const auto parent = static_cast<std::uint32_t>(n.key & (max_nodes - 1));  // its id
             if (n.key != 0 && n.depth == depth) b.inherit(static_cast<std::uint32_t>(j), t->nodes[parent].site);
@@ -77,7 +77,7 @@ void inherit_sites(builder& b, std::uint64_t cap, std::uint16_t deepest) noexcep
 
 const recognition_table* build_recognition_table(const resolved_site* sites, std::uint32_t count,
                                                  planned_site* strategies) noexcept {
-    std::uint64_t roots = 0, frames = 0;
+    std::size_t roots = 0, frames = 0;
     std::uint16_t deepest = 1;
     for (std::uint32_t i = 0; i < count; ++i)
         if (sites[i].resolved) {
@@ -86,9 +86,9 @@ const recognition_table* build_recognition_table(const resolved_site* sites, std
         }
     auto* t = static_cast<recognition_table*>(map_zeroed(sizeof(recognition_table)));
     if (t == nullptr) return nullptr;
-    const std::uint64_t cap = capacity_for(roots);
-    std::uint64_t node_cap = capacity_for(frames + 1);
-    if (node_cap > max_nodes) node_cap = max_nodes;
+    const std::size_t cap = capacity_for(roots);
+    std::size_t node_cap = capacity_for(frames + 1);
+    if (node_cap > max_nodes) node_cap = static_cast<std::size_t>(max_nodes);
     if (2 * (frames + 1) > node_cap) return nullptr;  // more frames than node ids
     t->mask = cap - 1;
     t->node_mask = node_cap - 1;
@@ -96,7 +96,7 @@ const recognition_table* build_recognition_table(const resolved_site* sites, std
     t->slots = static_cast<recognition_slot*>(map_zeroed(sizeof(recognition_slot) * cap));
     auto* nodes = static_cast<recognition_node*>(map_zeroed(sizeof(recognition_node) * node_cap));
     if (t->slots == nullptr || nodes == nullptr) return nullptr;
-    for (std::uint64_t n = 0; n < node_cap; ++n) new (&nodes[n]) recognition_node{};
+    for (std::size_t n = 0; n < node_cap; ++n) new (&nodes[n]) recognition_node{};
     nodes[0].key = reserved_key;  // id 0 means none
     t->nodes = nodes;
 
