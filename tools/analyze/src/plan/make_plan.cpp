@@ -206,21 +206,25 @@ plan make_plan(const advice& a, const site_map& sites, const std::vector<module>
         const double cost = o.unwind_ns * static_cast<double>(levels) *
                             static_cast<double>(allocations_at[c.frame0]);
         const double saving = deep_saving[c.frame0];
-        if (cost >= saving || c.site.expected_saved_ns - cost * c.site.expected_saved_ns / saving <
-                                  o.costs.min_saved_ns) {
+        const double share = cost * c.site.expected_saved_ns / saving;
+        if (cost >= saving || c.site.expected_saved_ns - share < o.costs.min_saved_ns) {
             c.routed = false;
-            c.site.reason = "needs " + std::to_string(c.site.frames.size()) +
-                            " frames to be told apart: a stack walk of " + std::to_string(levels) +
-                            (levels == 1 ? " frame" : " frames") + " on each of the " +
-                            std::to_string(allocations_at[c.frame0]) +
-                            " allocations made at its first frame would cost more (" +
-                            std::to_string(static_cast<long long>(cost)) + " ns at " +
-                            number_text(o.unwind_ns) + " ns a frame) than the sites there save (" +
-                            std::to_string(static_cast<long long>(saving)) +
-                            " ns), or leave this site's share under plan_min_saved_ns; " +
-                            c.site.reason;
+            const std::string walk = "a stack walk of " + std::to_string(levels) +
+                                     (levels == 1 ? " frame" : " frames") + " on each of the " +
+                                     std::to_string(allocations_at[c.frame0]) +
+                                     " allocations made at its first frame";
+            c.site.reason =
+                "needs " + std::to_string(c.site.frames.size()) + " frames to be told apart: " +
+                (cost >= saving
+                     ? walk + " would cost more (" + ns_text(cost) + " at " +
+                           number_text(o.unwind_ns) + " ns a frame) than the sites there save (" +
+                           ns_text(saving) + ")"
+                     : "its share of " + walk + " (" + ns_text(share) + " of " + ns_text(cost) +
+                           ") leaves it under plan_min_saved_ns (" + ns_text(o.costs.min_saved_ns) +
+                           ")") +
+                "; " + c.site.reason;
         } else {
-            c.site.expected_saved_ns -= cost * c.site.expected_saved_ns / saving;
+            c.site.expected_saved_ns -= share;
         }
     }
 

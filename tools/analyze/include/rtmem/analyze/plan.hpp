@@ -108,7 +108,7 @@ bool set_plan_cost(plan_costs& c, std::string_view name, double value) noexcept;
 [[nodiscard]] std::vector<std::string_view> plan_cost_names();
 
 struct plan_options {
-    std::size_t max_sites = 0;     ///< the best N sites with a positive saving (0 = all of them)
+    std::size_t max_sites = 0;     ///< the best N sites that pay (0 = all of them)
     bool keep_heap_sites = false;  ///< also list general sites as "heap", with the reason
     std::uint32_t recorded_depth = 0;  ///< the trace's stack depth (0: unknown)
     std::size_t site_depth = 0;        ///< the site_map's merge depth (0: whole stacks)
