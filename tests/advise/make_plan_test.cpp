@@ -424,6 +424,27 @@ TEST(MakePlanAgainstRtHeap, ChunksPinnedByLongLivedBlocksAreChargedAndKeepTheSit
     EXPECT_LT(k->expected_saved_ns, 0);
 }
 
+TEST(MakePlanAgainstRtHeap, FreesFromAnotherThreadMissTheHeapsLists) {
+    synthetic_trace t;
+    const auto local = t.add_stack({0x401000});
+    const auto handed_over = t.add_stack({0x402000});  // allocated on thread 0, freed on 1
+    for (int i = 0; i < 30000; ++i) {
+        t.free(t.alloc(local, 48));
+        t.free(t.alloc(handed_over, 48), 1);
+    }
+    site_map sites(t);
+    const plan p = plan_of(t, against_rt_heap());
+    const auto* l = find(p, sites.site_of(local));
+    const auto* h = find(p, sites.site_of(handed_over));
+    ASSERT_NE(l, nullptr);
+    ASSERT_NE(h, nullptr);
+    EXPECT_NE(l->reason.find("(0 of them list misses on rt_heap)"), std::string::npos)
+        << l->reason;
+    EXPECT_NE(h->reason.find("(30,000 of them list misses on rt_heap)"), std::string::npos)
+        << h->reason;
+    EXPECT_GT(h->expected_saved_ns, l->expected_saved_ns);
+}
+
 TEST(MakePlanAgainstRtHeap, PlanCostsAreSetByName) {
     plan_costs c;
     EXPECT_TRUE(set_plan_cost(c, "plan_page_ns", 500));

@@ -45,8 +45,12 @@ std::uint64_t list_misses(const site_profile& p, const plan_costs& c) {
     const double per_cycle = static_cast<double>(p.allocations) / cycles;
     const double rise = std::min(static_cast<double>(p.max_live_count), per_cycle);
     const double misses = cycles * std::max(0.0, rise - c.heap_list_blocks);
+    // A free by another thread than the allocating one goes to the owner's queue, which takes
+    // it back when its list runs dry: a miss, whatever the counts.
+    const double frees = static_cast<double>(p.frees);
+    const double remote = std::min(static_cast<double>(p.cross_thread_frees), frees);
     return static_cast<std::uint64_t>(std::min(misses, static_cast<double>(p.allocations)) +
-                                      std::min(misses, static_cast<double>(p.frees)));
+                                      std::min(frees, std::max(misses, remote)));
 }
 
 }  // namespace
