@@ -24,7 +24,17 @@ const std::vector<module> program_modules = {
      0x7f0000400000},
 };
 
-plan plan_of(synthetic_trace& t, plan_options o = {}) {
+/// Costs under which every safe strategy pays (the heap as costly as glibc, memory free): for
+/// the tests of strategies, sizes and frames. The price against rt_heap is tested below.
+plan_options priced_like_glibc() {
+    plan_options o;
+    o.costs.heap_list_ns = o.costs.heap_miss_ns = o.costs.heap_large_ns = 20;
+    o.costs.page_ns = o.costs.large_page_ns = 0;
+    o.costs.min_saved_ns = o.costs.probe_ns = 0;
+    return o;
+}
+
+plan plan_of(synthetic_trace& t, plan_options o = priced_like_glibc()) {
     site_map sites(t);
     const advice a = advise(classify(t, sites));
     return make_plan(a, sites, program_modules, o,
@@ -140,7 +150,7 @@ TEST(MakePlan, EachSiteKeepsTheFewestFramesThatTellItApart) {
     for (auto s : {a, b, c, d, e, h}) churn(t, s, 32);
     t.free(t.alloc(g, 100));  // too few allocations: general, never planned
     site_map sites(t);
-    plan_options free_unwind;
+    plan_options free_unwind = priced_like_glibc();
     free_unwind.unwind_ns = 0;  // the recognition cost is tested below
     const plan p = plan_of(t, free_unwind);
     auto depth_of = [&](std::uint32_t stack) {
@@ -168,7 +178,7 @@ TEST(MakePlan, MergedSitesAreToldApartAtTheirMergeDepth) {
     for (auto s : {ab1, ab2, a}) churn(t, s, 48);
     site_map sites(t, 2);
     const advice adv = advise(classify(t, sites));
-    plan_options o;
+    plan_options o = priced_like_glibc();
     o.site_depth = 2;
     o.unwind_ns = 0;
     const plan p = make_plan(adv, sites, program_modules, o);
@@ -197,7 +207,7 @@ TEST(MakePlan, TracerAndAllocatorFramesAreNeverPlanned) {
     const auto c = t.add_stack({0x7f0000300100, 0x7f0000400200});
     for (auto s : {a, b1, b2, c}) churn(t, s, 64);
     site_map sites(t);
-    plan_options free_unwind;
+    plan_options free_unwind = priced_like_glibc();
     free_unwind.unwind_ns = 0;
     const plan p = plan_of(t, free_unwind);
     for (const auto& s : p.sites)
@@ -214,7 +224,7 @@ TEST(MakePlan, TracerAndAllocatorFramesAreNeverPlanned) {
     EXPECT_EQ(pb2->frames[0].offset, 0x500u);
     EXPECT_EQ(find(p, sites.site_of(c)), nullptr);
     // With --plan-heap the unplannable site is listed as heap, with the reason.
-    plan_options o;
+    plan_options o = priced_like_glibc();
     o.keep_heap_sites = true;
     o.unwind_ns = 0;
     const plan q = plan_of(t, o);
@@ -231,10 +241,10 @@ TEST(MakePlan, SitesNeedingAnUnwindArePlannedOnlyWhereTheSavingPaysForIt) {
     const auto c = t.add_stack({0x404000});  // its own first frame: no unwind needed
     for (auto s : {a, b, c}) churn(t, s, 32);
     site_map sites(t);
-    // Each pool site saves 210 x (20 - 3) + 210 x (15 - 2) = 6,300 ns by the cost model; a
-    // one-frame stack walk on each of the 420 allocations at 0x401000 costs 420 x unwind_ns.
-    plan_options o;
-    o.unwind_ns = 150;  // 63,000 ns > 12,600 ns: a and b stay on the heap
+    // Each pool site's 420 calls save 420 x (20 - 5.2) = 6,216 ns at these costs; a one-frame
+    // stack walk on each of the 420 allocations at 0x401000 costs 420 x unwind_ns.
+    plan_options o = priced_like_glibc();
+    o.unwind_ns = 150;  // 63,000 ns > 12,432 ns: a and b stay on the heap
     o.keep_heap_sites = true;
     plan p = plan_of(t, o);
     EXPECT_EQ(find(p, sites.site_of(a))->strategy, plan_strategy::heap);
@@ -245,13 +255,24 @@ TEST(MakePlan, SitesNeedingAnUnwindArePlannedOnlyWhereTheSavingPaysForIt) {
     EXPECT_EQ(find(p, sites.site_of(b))->strategy, plan_strategy::heap);
     EXPECT_EQ(find(p, sites.site_of(c))->strategy, plan_strategy::pool);
     EXPECT_EQ(p.depth, 1u);
-    o.unwind_ns = 10;  // 4,200 ns < 12,600 ns: planned, each saving net of half the cost
+    o.unwind_ns = 10;  // 4,200 ns < 12,432 ns: planned, each saving net of half the cost
     p = plan_of(t, o);
     const auto* pa = find(p, sites.site_of(a));
     EXPECT_EQ(pa->strategy, plan_strategy::pool);
-    EXPECT_DOUBLE_EQ(pa->expected_saved_ns, 6300.0 - 2100.0);
-    EXPECT_DOUBLE_EQ(find(p, sites.site_of(c))->expected_saved_ns, 6300.0);
+    EXPECT_NEAR(pa->expected_saved_ns, 6216.0 - 2100.0, 1e-6);
+    EXPECT_NEAR(find(p, sites.site_of(c))->expected_saved_ns, 6216.0, 1e-6);
     EXPECT_EQ(p.depth, 2u);
+    // A walk that leaves a site's share under plan_min_saved_ns also keeps it on the heap.
+    o.costs.min_saved_ns = 5000;
+    p = plan_of(t, o);
+    EXPECT_EQ(find(p, sites.site_of(a))->strategy, plan_strategy::heap);
+    EXPECT_NE(find(p, sites.site_of(a))->reason.find(
+                  "its share of a stack walk of 1 frame on each of the 420 allocations made at its "
+                  "first frame (2100 ns of 4200 ns) leaves it under plan_min_saved_ns (5000 ns)"),
+              std::string::npos)
+        << find(p, sites.site_of(a))->reason;
+    EXPECT_EQ(find(p, sites.site_of(c))->strategy, plan_strategy::pool);
+    EXPECT_EQ(p.depth, 1u);
 }
 
 TEST(MakePlan, AllocatorModulesByName) {
@@ -266,14 +287,14 @@ TEST(MakePlan, AllocatorModulesByName) {
 
 TEST(MakePlan, MaxSitesKeepsTheBestAndHeapSitesOnRequest) {
     mixed_trace m;
-    plan_options o;
+    plan_options o = priced_like_glibc();
     o.max_sites = 2;
     const plan best = plan_of(m.trace, o);
     const plan all = plan_of(m.trace);
     ASSERT_EQ(best.sites.size(), 2u);
     EXPECT_EQ(best.sites[0].id, all.sites[0].id);
     EXPECT_EQ(best.sites[1].id, all.sites[1].id);
-    o = {};
+    o = priced_like_glibc();
     o.keep_heap_sites = true;
     const plan with_heap = plan_of(m.trace, o);
     site_map sites(m.trace);
@@ -285,6 +306,156 @@ TEST(MakePlan, MaxSitesKeepsTheBestAndHeapSitesOnRequest) {
     // The plan survives its own file format.
     const plan back = plan_from_json(plan_to_json(with_heap));
     EXPECT_EQ(back.sites.size(), with_heap.sites.size());
+}
+
+// ---- priced against rt_heap (the default costs) ---------------------------------------------
+
+plan_options against_rt_heap() {
+    plan_options o;
+    o.keep_heap_sites = true;
+    o.unwind_ns = 0;
+    return o;
+}
+
+TEST(MakePlanAgainstRtHeap, ASiteThatSavesAgainstGlibcButNotRtHeapStaysOnTheHeapAndSaysWhy) {
+    synthetic_trace t;
+    const auto pool_like = t.add_stack({0x401000});  // 10 live blocks of 32 B, replaced in turn
+    for (int round = 0; round < 50; ++round) churn(t, pool_like, 32);
+    site_map sites(t);
+    const advice a = advise(classify(t, sites));
+    ASSERT_FALSE(a.ranked.empty());
+    EXPECT_GT(a.ranked.front().saved_ns(), 0);  // the advice's glibc costs: a saving
+    const plan p = plan_of(t, against_rt_heap());
+    const auto* s = find(p, sites.site_of(pool_like));
+    ASSERT_NE(s, nullptr);
+    // rt_heap's size-class lists serve every call (never more than 10 live): a planned call
+    // costs more than the list's pop or push, and the pool's span touches pages of its own.
+    EXPECT_EQ(s->strategy, plan_strategy::heap);
+    EXPECT_LT(s->expected_saved_ns, 0);
+    EXPECT_NE(s->reason.find("stays on the heap: against rt_heap: saves -1.3 ns a call over "
+                             "21,000 calls (0 of them list misses on rt_heap)"),
+              std::string::npos)
+        << s->reason;
+    EXPECT_NE(s->reason.find("memory: "), std::string::npos) << s->reason;
+    EXPECT_NE(s->reason.find("pool ("), std::string::npos) << s->reason;  // and its class
+    EXPECT_EQ(p.depth, 0u);
+}
+
+TEST(MakePlanAgainstRtHeap, AThreadStackOfOneLiveBlockStaysOnTheHeapUnlessTheHeapCostsMore) {
+    synthetic_trace t;
+    const auto scratch = t.add_stack({0x401000});
+    for (int i = 0; i < 50000; ++i) t.free(t.alloc(scratch, 40));  // one block live at a time
+    site_map sites(t);
+    plan p = plan_of(t, against_rt_heap());
+    const auto* s = find(p, sites.site_of(scratch));
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->strategy, plan_strategy::heap) << s->reason;
+    EXPECT_NE(s->reason.find("saves -3.3 ns a call over 100,000 calls"), std::string::npos)
+        << s->reason;
+    EXPECT_NE(s->reason.find("stack ("), std::string::npos) << s->reason;
+    // Its calls are many: were rt_heap's list as slow as glibc's malloc, it would pay.
+    plan_options o = against_rt_heap();
+    ASSERT_TRUE(set_plan_cost(o.costs, "plan_heap_list_ns", 20));
+    p = plan_of(t, o);
+    EXPECT_EQ(find(p, sites.site_of(scratch))->strategy, plan_strategy::thread_stack);
+}
+
+/// Bursts of `blocks` blocks of `size` B freed in reverse; with `keep`, the first block of each
+/// burst is never freed (it pins the chunk it was bumped into).
+void bursts(synthetic_trace& t, std::uint32_t stack, int n, int blocks, std::uint64_t size,
+            bool keep) {
+    for (int r = 0; r < n; ++r) {
+        std::vector<std::uint64_t> b;
+        for (int i = 0; i < blocks; ++i) b.push_back(t.alloc(stack, size));
+        for (int i = blocks - 1; i >= (keep ? 1 : 0); --i) t.free(b[static_cast<std::size_t>(i)]);
+    }
+}
+
+TEST(MakePlanAgainstRtHeap, BurstsBeyondTheHeapsListsArePlannedAsRegions) {
+    synthetic_trace t;
+    const auto burst = t.add_stack({0x401000});
+    bursts(t, burst, 200, 256, 64, false);  // 256 live at a time: rt_heap's lists hold 32
+    site_map sites(t);
+    const plan p = plan_of(t, against_rt_heap());
+    const auto* s = find(p, sites.site_of(burst));
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->strategy, plan_strategy::region) << s->reason;
+    // (256 - 32) x 2 of each burst's 512 calls miss the lists: 89,600 of 102,400.
+    EXPECT_NE(s->reason.find("over 102,400 calls (89,600 of them list misses on rt_heap)"),
+              std::string::npos)
+        << s->reason;
+    EXPECT_GE(s->expected_saved_ns, plan_costs{}.min_saved_ns);
+    // The chunk holds a burst's blocks with their size prefixes: one chunk, reused.
+    EXPECT_GE(s->chunk_bytes, 256u * (64 + 16));
+    EXPECT_EQ(s->reason.find("chunks held at once"), std::string::npos) << s->reason;
+    // Were the probe every call pays with a plan loaded dearer than that saving, no plan.
+    plan_options o = against_rt_heap();
+    o.costs.probe_ns = 10;  // 102,400 calls: 1,024,000 ns
+    const plan empty = plan_of(t, o);
+    EXPECT_EQ(empty.depth, 0u);
+    const auto* e = find(empty, sites.site_of(burst));
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->strategy, plan_strategy::heap);
+    EXPECT_NE(e->reason.find("the plan stays empty"), std::string::npos) << e->reason;
+    EXPECT_NE(e->reason.find("102400 calls at 10 ns = 1024000 ns"), std::string::npos)
+        << e->reason;
+}
+
+TEST(MakePlanAgainstRtHeap, ChunksPinnedByLongLivedBlocksAreChargedAndKeepTheSiteOnTheHeap) {
+    synthetic_trace t;
+    // Blocks above rt_heap's lists (3,000 B), 100 a burst: the same calls at both sites; the
+    // second keeps one block of every burst forever.
+    const auto freed = t.add_stack({0x401000});
+    const auto pinned = t.add_stack({0x402000});
+    bursts(t, freed, 300, 100, 3000, false);
+    bursts(t, pinned, 300, 100, 3000, true);
+    site_map sites(t);
+    const plan p = plan_of(t, against_rt_heap());
+    const auto* f = find(p, sites.site_of(freed));
+    const auto* k = find(p, sites.site_of(pinned));
+    ASSERT_NE(f, nullptr);
+    ASSERT_NE(k, nullptr);
+    EXPECT_NE(f->strategy, plan_strategy::heap) << f->reason;
+    EXPECT_NE(f->reason.find("blocks above rt_heap's size-class lists"), std::string::npos);
+    EXPECT_NE(f->reason.find("packing: "), std::string::npos) << f->reason;
+    // Each kept block holds its chunk (bumped full) until the end: hundreds of chunks.
+    EXPECT_EQ(k->strategy, plan_strategy::heap) << k->reason;
+    EXPECT_NE(k->reason.find("chunks held at once"), std::string::npos) << k->reason;
+    EXPECT_LT(k->expected_saved_ns, 0);
+}
+
+TEST(MakePlanAgainstRtHeap, FreesFromAnotherThreadMissTheHeapsLists) {
+    synthetic_trace t;
+    const auto local = t.add_stack({0x401000});
+    const auto handed_over = t.add_stack({0x402000});  // allocated on thread 0, freed on 1
+    for (int i = 0; i < 30000; ++i) {
+        t.free(t.alloc(local, 48));
+        t.free(t.alloc(handed_over, 48), 1);
+    }
+    site_map sites(t);
+    const plan p = plan_of(t, against_rt_heap());
+    const auto* l = find(p, sites.site_of(local));
+    const auto* h = find(p, sites.site_of(handed_over));
+    ASSERT_NE(l, nullptr);
+    ASSERT_NE(h, nullptr);
+    EXPECT_NE(l->reason.find("(0 of them list misses on rt_heap)"), std::string::npos)
+        << l->reason;
+    EXPECT_NE(h->reason.find("(30,000 of them list misses on rt_heap)"), std::string::npos)
+        << h->reason;
+    EXPECT_GT(h->expected_saved_ns, l->expected_saved_ns);
+}
+
+TEST(MakePlanAgainstRtHeap, PlanCostsAreSetByName) {
+    plan_costs c;
+    EXPECT_TRUE(set_plan_cost(c, "plan_page_ns", 500));
+    EXPECT_EQ(c.page_ns, 500);
+    EXPECT_TRUE(set_plan_cost(c, "plan_region_call_ns", 6));
+    EXPECT_EQ(c.region_call_ns, 6);
+    EXPECT_FALSE(set_plan_cost(c, "page_ns", 1));
+    EXPECT_FALSE(set_plan_cost(c, "malloc_ns", 1));  // the advice's cost model, not the plan's
+    const auto names = plan_cost_names();
+    EXPECT_EQ(names.size(), 11u);
+    for (auto n : names) EXPECT_EQ(n.substr(0, 5), "plan_") << n;
 }
 
 }  // namespace

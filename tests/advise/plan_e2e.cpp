@@ -38,6 +38,11 @@ result run(const std::string& command) {
 
 const std::string work = PLAN_WORK;
 
+/// The plan's costs as if the heap cost what glibc does and memory were free (`--set`).
+const std::string every_site_pays =
+    " --set plan_heap_list_ns=20 --set plan_heap_miss_ns=20 --set plan_heap_large_ns=20"
+    " --set plan_page_ns=0 --set plan_large_page_ns=0 --set plan_min_saved_ns=0";
+
 /// Records e2e_plan (with --frames or not) and plans it; returns the plan.
 plan record_and_plan(const std::string& name, bool frames) {
     std::filesystem::create_directories(work);
@@ -46,10 +51,10 @@ plan record_and_plan(const std::string& name, bool frames) {
                          (frames ? " --frames" : ""));
     EXPECT_EQ(rec.status, 0) << rec.output;
     // period_max_cv: the drain period of the frame site must not depend on this machine's load.
-    // --plan-unwind-ns 0: every site planned however many frames it needs (the cost of an
-    // unwind is tested apart, below).
+    // --plan-unwind-ns 0 and every_site_pays: every site planned however many frames it needs
+    // and whatever it saves against rt_heap (both priced apart, below and in make_plan_test).
     const auto adv = run(std::string(RTMEM_CLI) + " advise " + trace + " --plan " + file +
-                         " --set period_max_cv=100 --plan-unwind-ns 0");
+                         " --set period_max_cv=100 --plan-unwind-ns 0" + every_site_pays);
     EXPECT_EQ(adv.status, 0) << adv.output;
     EXPECT_NE(adv.output.find("rtmem: wrote plan " + file), std::string::npos) << adv.output;
     return read_plan_file(file);
@@ -188,7 +193,7 @@ TEST_F(PlanEndToEnd, SitesNeedingAStackWalkStayOnTheHeapWhenItCostsMore) {
     const std::string file = work + "/priced_walk.json";
     // 150 ns a frame: what recognising a deeper site cost when it took libunwind.
     const auto adv = run(std::string(RTMEM_CLI) + " advise " + work + "/frames.rtt --plan " + file +
-                         " --plan-heap --plan-unwind-ns 150");
+                         " --plan-heap --plan-unwind-ns 150" + every_site_pays);
     ASSERT_EQ(adv.status, 0) << adv.output;
     const plan p = read_plan_file(file);
     // make_node's two callers save a few us by the cost model; a walk on each of their ~1,250
@@ -215,6 +220,33 @@ TEST_F(PlanEndToEnd, SitesNeedingAStackWalkStayOnTheHeapWhenItCostsMore) {
             EXPECT_EQ(s.frames.size(), 1u) << s.label;  // here no deep site pays for its walk
         }
     }
+}
+
+TEST_F(PlanEndToEnd, PricedAgainstRtHeapEverySiteLeftOnTheHeapSaysWhy) {
+    const std::string file = work + "/against_rt_heap.json";
+    const auto adv = run(std::string(RTMEM_CLI) + " advise " + work + "/frames.rtt --plan " + file +
+                         " --plan-heap --set plan_page_ns=3000");  // a plan cost by --set
+    ASSERT_EQ(adv.status, 0) << adv.output;
+    const plan p = read_plan_file(file);
+    ASSERT_FALSE(p.sites.empty());
+    std::size_t priced = 0;
+    for (const auto& s : p.sites) {
+        if (s.strategy == plan_strategy::heap) {
+            EXPECT_FALSE(s.reason.empty()) << s.label;
+            // The printed list gives the same reason.
+            EXPECT_NE(adv.output.find(s.reason), std::string::npos) << s.reason;
+        }
+        if (s.reason.find("against rt_heap: saves ") != std::string::npos) ++priced;
+        if (s.strategy != plan_strategy::heap) {
+            EXPECT_GE(s.expected_saved_ns, plan_costs{}.min_saved_ns) << s.reason;
+        }
+    }
+    EXPECT_GT(priced, 0u);  // every plannable site is priced, planned or not
+    const auto bad = run(std::string(RTMEM_CLI) + " advise " + work + "/frames.rtt --plan " +
+                         file + " --set plan_no_such_cost=1");
+    EXPECT_NE(bad.status, 0);
+    EXPECT_NE(bad.output.find("unknown threshold or cost 'plan_no_such_cost'"), std::string::npos)
+        << bad.output;
 }
 
 TEST_F(PlanEndToEnd, ReplayOnAnAgedHeapSaysSo) {

@@ -71,7 +71,8 @@ int run_advise(const advise_args& a) {
         std::cerr << "rtmem: wrote " << a.html << "\n";
     }
     if (a.plan.wanted())
-        a.plan.write(adv, sites, a.advisor.site_depth, reader, name, a.json ? std::cerr : std::cout);
+        a.plan.write(adv, sites, a.advisor.site_depth, a.advisor.plan_costs(), reader, name,
+                     a.json ? std::cerr : std::cout);
     if (a.json)
         std::cout << format_json(adv, name);
     else if (a.html.empty() && !a.plan.wanted())

@@ -6,6 +6,7 @@
 #include "command.hpp"
 #include "count_option.hpp"
 #include "rtmem/analyze/advise.hpp"
+#include "rtmem/analyze/plan.hpp"
 #include "rtmem/analyze/symbolizer.hpp"
 #include "rtmem/analyze/trace_reader.hpp"
 
@@ -29,24 +30,34 @@ struct advisor_options {
                        "Override a threshold or cost, NAME=VALUE (repeatable). Thresholds: " +
                            join(analyze::threshold_names()) +
                            ". Costs (ns): " + join(analyze::cost_names()) +
-                           ". See docs/advisor.md");
+                           ". Plan costs against rt_heap (--plan): " +
+                           join(analyze::plan_cost_names()) + ". See docs/advisor.md");
     }
 
     [[nodiscard]] analyze::thresholds limits() const {
         analyze::thresholds t;
         analyze::cost_model c;
-        apply(t, c);
+        analyze::plan_costs pc;
+        apply(t, c, pc);
         return t;
     }
     [[nodiscard]] analyze::cost_model costs() const {
         analyze::thresholds t;
         analyze::cost_model c;
-        apply(t, c);
+        analyze::plan_costs pc;
+        apply(t, c, pc);
         return c;
+    }
+    [[nodiscard]] analyze::plan_costs plan_costs() const {
+        analyze::thresholds t;
+        analyze::cost_model c;
+        analyze::plan_costs pc;
+        apply(t, c, pc);
+        return pc;
     }
 
   private:
-    void apply(analyze::thresholds& t, analyze::cost_model& c) const {
+    void apply(analyze::thresholds& t, analyze::cost_model& c, analyze::plan_costs& pc) const {
         for (const auto& s : sets) {
             const auto eq = s.find('=');
             if (eq == std::string::npos)
@@ -58,7 +69,8 @@ struct advisor_options {
             } catch (const std::exception&) {
                 throw usage_error("--set " + name + ": '" + s.substr(eq + 1) + "' is not a number");
             }
-            if (!analyze::set_threshold(t, name, value) && !analyze::set_cost(c, name, value)) {
+            if (!analyze::set_threshold(t, name, value) && !analyze::set_cost(c, name, value) &&
+                !analyze::set_plan_cost(pc, name, value)) {
                 throw usage_error("--set: unknown threshold or cost '" + name + "'");
             }
         }

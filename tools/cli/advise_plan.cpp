@@ -17,7 +17,8 @@ namespace rtmem::cli {
 void plan_output::add_to(CLI::App& sub) {
     sub.add_option("--plan", path,
                    "Write a plan for `rtmem run --plan` / `rtmem replay --plan`: each advised site "
-                   "with a positive saving, its safe strategy and its frames (module + offset)");
+                   "whose safe strategy saves against rt_heap (calls, pages, stack walk; "
+                   "--set plan_*), its strategy and its frames (module + offset)");
     sub.add_option("--plan-sites", max_sites, "Plan only the N best sites (0 = all that save)")
         ->check(at_least(0));
     sub.add_option("--plan-unwind-ns", unwind_ns,
@@ -26,7 +27,8 @@ void plan_output::add_to(CLI::App& sub) {
                    "measured in docs/advisor.md; 0 = free)")
         ->check(CLI::NonNegativeNumber);
     sub.add_flag("--plan-heap", keep_heap_sites,
-                 "Also list the sites left on the general heap, with the reason");
+                 "Also list the sites left on the general heap, with the reason (what each "
+                 "would save against rt_heap, and its memory cost)");
 }
 
 void plan_output::check_writable() const {
@@ -44,13 +46,14 @@ void plan_output::check_writable() const {
 }
 
 void plan_output::write(const analyze::advice& adv, const analyze::site_map& sites,
-                        std::size_t site_depth, const analyze::trace_reader& reader,
-                        const analyze::site_namer& name,
+                        std::size_t site_depth, const analyze::plan_costs& costs,
+                        const analyze::trace_reader& reader, const analyze::site_namer& name,
                         std::ostream& out) const {
     analyze::plan_options o;
     o.max_sites = max_sites;
     o.keep_heap_sites = keep_heap_sites;
     o.unwind_ns = unwind_ns;
+    o.costs = costs;
     o.recorded_depth = reader.stack_depth();
     o.site_depth = site_depth;
     o.program = reader.program();

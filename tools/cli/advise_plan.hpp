@@ -22,8 +22,8 @@ struct plan_output {
     void check_writable() const;
     /// Makes the plan, writes it and prints where it went and what it holds (to `out`).
     void write(const analyze::advice& adv, const analyze::site_map& sites, std::size_t site_depth,
-               const analyze::trace_reader& reader, const analyze::site_namer& name,
-               std::ostream& out) const;
+               const analyze::plan_costs& costs, const analyze::trace_reader& reader,
+               const analyze::site_namer& name, std::ostream& out) const;
 };
 
 }  // namespace rtmem::cli

@@ -1,12 +1,15 @@
-// From advice to a plan: each advised site with a positive expected saving gets the safe
-// strategy its class allows (docs/advisor.md "Plans"), sized from what the trace showed.
+// From advice to a plan: each advised site gets the safe strategy its class allows, sized from
+// what the trace showed, where that strategy saves against rt_heap (the heap the plan runs in
+// front of) net of the pages its chunks touch and of recognising it (docs/advisor.md "Plans").
 #include <algorithm>
 #include <cstdio>
 #include <unordered_map>
 
+#include "../../../malloc/plan/site_strategies.hpp"
 #include "plan_frames.hpp"
 #include "rtmem/analyze/advise.hpp"
 #include "rtmem/analyze/units.hpp"
+#include "site_price.hpp"
 
 namespace rtmem::analyze {
 
@@ -15,6 +18,11 @@ namespace {
 constexpr std::uint64_t page = 4096;
 constexpr std::uint64_t min_chunk = page;
 constexpr std::uint64_t max_chunk = 1024 * 1024;  // a larger peak takes several chunks
+
+std::string ns_text(double ns) {
+    const auto whole = static_cast<long long>(ns);
+    return std::to_string(whole) + " ns";
+}
 
 std::string number_text(double v) {
     char text[32];
@@ -32,6 +40,14 @@ std::uint64_t chunk_for(std::uint64_t live, std::uint64_t max_size) {
     return std::max(c, round_up(bump_bytes(std::min(max_size, max_chunk)), page));
 }
 
+/// A region chunk's bytes for `bytes` of blocks: each block also carries its size in front, and
+/// the chunk starts with its span's header.
+std::uint64_t with_prefixes(std::uint64_t bytes, const site_profile& p) {
+    const std::uint64_t mean = bump_bytes(p.bytes / std::max<std::uint64_t>(p.allocations, 1));
+    return site_plan::span_header_bytes + bytes +
+           site_plan::region_prefix * ((bytes + mean - 1) / mean);
+}
+
 /// Requests up to this go to the site's chunks; a chunk's eighth or the largest request seen,
 /// whichever is more, so a different input's somewhat larger requests still fit.
 std::uint64_t max_request_for(std::uint64_t chunk, std::uint64_t max_size) {
@@ -40,8 +56,8 @@ std::uint64_t max_request_for(std::uint64_t chunk, std::uint64_t max_size) {
 
 /// Strategy, sizes and reason from the class. False: no safe strategy saves anything here.
 bool choose(plan_site& s, const recommendation& r, const site_profile& p, bool markers) {
-    const std::string because = std::string(to_string(r.cls)) + " (" + r.allocator + " " +
-                                r.config + "): " + r.evidence;
+    const std::string because =
+        std::string(to_string(r.cls)) + " (" + r.allocator + " " + r.config + "): " + r.evidence;
     switch (r.cls) {
         case site_class::pool:
             s.strategy = plan_strategy::pool;
@@ -60,13 +76,13 @@ bool choose(plan_site& s, const recommendation& r, const site_profile& p, bool m
         case site_class::linear:
         case site_class::long_lived:
             s.strategy = plan_strategy::region;
-            s.chunk_bytes = chunk_for(p.bump_peak, p.max_size);
+            s.chunk_bytes = chunk_for(with_prefixes(p.bump_peak, p), p.max_size);
             s.max_request = max_request_for(s.chunk_bytes, p.max_size);
             s.reason = because + "; a region: a chunk is recycled when its last block is freed";
             return true;
         case site_class::frame:
             s.strategy = plan_strategy::region;
-            s.chunk_bytes = chunk_for(p.frame_peak_bytes, p.max_size);
+            s.chunk_bytes = chunk_for(with_prefixes(p.frame_peak_bytes, p), p.max_size);
             s.max_request = max_request_for(s.chunk_bytes, p.max_size);
             if (markers && !p.period_detected) {
                 s.frame_chunks = true;
@@ -104,8 +120,8 @@ plan make_plan(const advice& a, const site_map& sites, const std::vector<module>
     for (const auto& p : a.result.sites) {
         if (p.site == 0 || p.allocations == 0) continue;
         profiles[p.site] = &p;
-        auto& f = frames[p.site] = plan_detail::usable(sites.frames(p.site), index, o.recorded_depth,
-                                                    o.site_depth);
+        auto& f = frames[p.site] =
+            plan_detail::usable(sites.frames(p.site), index, o.recorded_depth, o.site_depth);
         if (!f.ips.empty()) all.push_back(&f.ips);
     }
     const plan_detail::distinguishing_depth depth(all);
@@ -132,16 +148,32 @@ plan make_plan(const advice& a, const site_map& sites, const std::vector<module>
         if (label) s.label = label(r.site);
         s.allocations = p.allocations;
         s.bytes = p.bytes;
-        s.expected_saved_ns = r.saved_ns();
         c.frame0 = f.ips[0];
-        c.routed = choose(s, r, p, out.frame_markers) && r.saved_ns() > 0;
+        c.routed = choose(s, r, p, out.frame_markers);
+        if (c.routed) {
+            // Priced against rt_heap, not the advice's glibc costs: its calls on either, and
+            // the pages its spans or chunks touch beyond its live bytes on the heap.
+            const plan_detail::site_price price = plan_detail::price_site(s, p, o.costs);
+            s.expected_saved_ns = price.net_ns();
+            if (price.net_ns() < o.costs.min_saved_ns) {
+                c.routed = false;
+                s.reason = "stays on the heap: " + price.text() +
+                           (price.net_ns() > 0 ? " (below plan_min_saved_ns, " +
+                                                     ns_text(o.costs.min_saved_ns) + ")"
+                                               : "") +
+                           "; " + s.reason;
+            } else {
+                s.reason += "; " + price.text();
+            }
+        }
         const auto d = depth.of(f.ips);
         if (d.whole_stack && (d.ambiguous || !f.complete)) {
             // Even every frame the trace has is shared with another site: a matcher would route
             // both. Never routed; listed as heap with the reason.
             s.reason = "its " + std::to_string(f.ips.size()) +
                        " usable frames are shared with another site (the recorded stack was cut "
-                       "or identical): not planned; " + s.reason;
+                       "or identical): not planned; " +
+                       s.reason;
             c.routed = false;
         } else if (c.routed && d.whole_stack) {
             s.whole_stack = true;
@@ -174,20 +206,54 @@ plan make_plan(const advice& a, const site_map& sites, const std::vector<module>
         const double cost = o.unwind_ns * static_cast<double>(levels) *
                             static_cast<double>(allocations_at[c.frame0]);
         const double saving = deep_saving[c.frame0];
-        if (cost >= saving) {
+        const double share = cost * c.site.expected_saved_ns / saving;
+        if (cost >= saving || c.site.expected_saved_ns - share < o.costs.min_saved_ns) {
             c.routed = false;
-            c.site.reason = "needs " + std::to_string(c.site.frames.size()) +
-                            " frames to be told apart: a stack walk of " +
-                            std::to_string(levels) + (levels == 1 ? " frame" : " frames") +
-                            " on each of the " + std::to_string(allocations_at[c.frame0]) +
-                            " allocations made at its first frame would cost more (" +
-                            std::to_string(static_cast<long long>(cost)) + " ns at " +
-                            number_text(o.unwind_ns) +
-                            " ns a frame) than the sites there save (" +
-                            std::to_string(static_cast<long long>(saving)) + " ns); " +
-                            c.site.reason;
+            const std::string walk = "a stack walk of " + std::to_string(levels) +
+                                     (levels == 1 ? " frame" : " frames") + " on each of the " +
+                                     std::to_string(allocations_at[c.frame0]) +
+                                     " allocations made at its first frame";
+            c.site.reason =
+                "needs " + std::to_string(c.site.frames.size()) + " frames to be told apart: " +
+                (cost >= saving
+                     ? walk + " would cost more (" + ns_text(cost) + " at " +
+                           number_text(o.unwind_ns) + " ns a frame) than the sites there save (" +
+                           ns_text(saving) + ")"
+                     : "its share of " + walk + " (" + ns_text(share) + " of " + ns_text(cost) +
+                           ") leaves it under plan_min_saved_ns (" + ns_text(o.costs.min_saved_ns) +
+                           ")") +
+                "; " + c.site.reason;
         } else {
-            c.site.expected_saved_ns -= cost * c.site.expected_saved_ns / saving;
+            c.site.expected_saved_ns -= share;
+        }
+    }
+
+    // Ranked by the saving against rt_heap, largest first; the heap sites (listed with
+    // --plan-heap) after them.
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const candidate& x, const candidate& y) {
+                         if (x.routed != y.routed) return x.routed;
+                         return x.routed && x.site.expected_saved_ns > y.site.expected_saved_ns;
+                     });
+    // Once a plan is loaded, every call of the program probes its table: the sites planned
+    // must together save more than that, or the plan stays empty.
+    double calls = 0, planned_saving = 0;
+    for (const auto& p : a.result.sites) calls += static_cast<double>(p.allocations + p.frees);
+    std::size_t routed = 0;
+    for (const auto& c : candidates)
+        if (c.routed && (o.max_sites == 0 || routed++ < o.max_sites))
+            planned_saving += c.site.expected_saved_ns;
+    const double probe = calls * o.costs.probe_ns;
+    if (planned_saving > 0 && planned_saving <= probe) {
+        for (auto& c : candidates) {
+            if (!c.routed) continue;
+            c.routed = false;
+            c.site.reason = "the plan stays empty: its sites together save " +
+                            ns_text(planned_saving) + ", no more than the site probe every call " +
+                            "of the program pays once a plan is loaded (" +
+                            std::to_string(static_cast<long long>(calls)) + " calls at " +
+                            number_text(o.costs.probe_ns) + " ns = " + ns_text(probe) + "); " +
+                            c.site.reason;
         }
     }
 

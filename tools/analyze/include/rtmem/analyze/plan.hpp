@@ -53,7 +53,7 @@ struct plan_site {
     std::uint64_t max_request = 0;   ///< larger requests at this site go to the general heap
     // What the trace showed, to compare with what the run sees.
     std::uint64_t allocations = 0, bytes = 0;
-    double expected_saved_ns = 0;
+    double expected_saved_ns = 0;  ///< against rt_heap, net of memory and recognition costs
 };
 
 struct plan {
@@ -81,8 +81,34 @@ struct advice;
 class site_map;
 struct module;
 
+/// What a planned site saves and costs against the general heap the plan runs in front of
+/// (rt_heap under `rtmem run --plan`), per call and per page; every field settable by name
+/// (`--set plan_...=VALUE`). Measured on this machine (docs/advisor.md, "What a site saves
+/// against rt_heap").
+struct plan_costs {
+    double heap_list_ns = 3.9;    ///< rt_heap call served by its size-class list (pop or push)
+    double heap_miss_ns = 10;     ///< rt_heap call whose list is empty (allocate) or full (free)
+    double heap_large_ns = 19.5;  ///< rt_heap call for a block above the lists' largest: TLSF
+    double call_ns = 5.2;         ///< a call served by a pool (from the thread's cache)
+    /// a call served by a region (thread_stack runs as one): its bump walks into fresh lines
+    double region_call_ns = 7.2;
+    /// every call of the program once a plan is loaded: the site probe of an unplanned call
+    double probe_ns = 0.4;
+    double page_ns = 2000;        ///< a 4 KiB page touched beyond what the heap would touch
+    /// a page of a site's blocks above the lists' largest kept together in the site's own
+    /// spans rather than among rt_heap's other TLSF blocks (the program reads them together)
+    double large_page_ns = 5000;
+    double min_saved_ns = 100000;  ///< a site's net saving over the trace below this: heap
+    double heap_list_blocks = 32;         ///< blocks a size-class list holds (cache_depth)
+    double heap_list_max_request = 2032;  ///< largest request the lists serve
+};
+/// Sets one plan cost by its name ("plan_call_ns", ...); false for an unknown name.
+bool set_plan_cost(plan_costs& c, std::string_view name, double value) noexcept;
+/// The names set_plan_cost accepts, for help texts.
+[[nodiscard]] std::vector<std::string_view> plan_cost_names();
+
 struct plan_options {
-    std::size_t max_sites = 0;     ///< the best N sites with a positive saving (0 = all of them)
+    std::size_t max_sites = 0;     ///< the best N sites that pay (0 = all of them)
     bool keep_heap_sites = false;  ///< also list general sites as "heap", with the reason
     std::uint32_t recorded_depth = 0;  ///< the trace's stack depth (0: unknown)
     std::size_t site_depth = 0;        ///< the site_map's merge depth (0: whole stacks)
@@ -90,11 +116,16 @@ struct plan_options {
     /// frame and per frame walked above it (run --plan reads each caller at a learned stack
     /// offset: ~45 instructions a walk of one frame, measured in docs/advisor.md). 0: free.
     double unwind_ns = 5;
+    /// A site is planned only where its strategy beats rt_heap by at least min_saved_ns over
+    /// the trace, net of its memory cost and its share of the stack walk.
+    plan_costs costs;
     std::string program, trace;
 };
 
 /// The advisor's advice as a plan (src/plan/make_plan.cpp, docs/advisor.md "Plans"): one site
-/// per recommendation with a positive expected saving, its strategy from the site's class, its
+/// per recommendation whose safe strategy saves against rt_heap (`o.costs`: its calls, the
+/// pages its chunks touch beyond its live bytes, its share of the stack walk), ranked by that
+/// net saving; its strategy from the site's class, its
 /// frames module-relative (the trace's module table) and cut to the fewest innermost frames
 /// that tell it apart from every other allocating site; sites needing more than one frame only
 /// where their saving pays for the unwind. Frames in the tracer's or an allocator's own modules
