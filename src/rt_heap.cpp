@@ -329,6 +329,35 @@ RTMEM_ALWAYS_INLINE void* pop_again(detail::rt_heap_front& front, std::size_t si
 }
 }  // namespace
 
+// The request's list is empty: one TLSF block, or a run of its class (refill); growing the
+// heap when TLSF has neither. The run's work is out of line: with the lists off (or for a
+// class whose list holds one block) this path is the plain TLSF allocate it was.
+RTMEM_ALWAYS_INLINE void* rt_heap::allocate_tlsf(thread_heap& h, std::size_t size,
+                                             std::size_t align) noexcept {
+    if (size <= front_list::max_request && align <= front_align) {
+        const unsigned c = front_list::class_of(size);
+        if (h.front.refills(c)) return allocate_refill(h, c, size, align);
+    }
+    if (void* p = h.tlsf.allocate(size, align)) [[likely]]
+        return p;
+    return allocate_slow(h, size, align);
+}
+
+void* rt_heap::allocate_refill(thread_heap& h, unsigned c, std::size_t size,
+                               std::size_t align) noexcept {
+    const std::uint32_t n = is_pow2(align) ? h.front.refill_count(c) : 1;  // else reported
+    if (n > 1) {
+        if (void* p = h.tlsf.allocate_run(front_list::class_block(c), n)) [[likely]] {
+            h.front.push_run(c, p, n);
+            h.prepared += n - 1;
+            return p;
+        }
+    }
+    if (void* p = h.tlsf.allocate(size, align)) [[likely]]
+        return p;
+    return allocate_slow(h, size, align);
+}
+
 void* rt_heap::allocate_miss(thread_heap& h, std::size_t size, std::size_t align) noexcept {
     if (!h.remote.empty()) [[unlikely]]
         return allocate_drained(h, size, align);
@@ -339,25 +368,6 @@ void* rt_heap::allocate_drained(thread_heap& h, std::size_t size, std::size_t al
     drain(h, drain_batch_);
     if (void* p = pop_again(h.front, size, align)) return p;
     return allocate_tlsf(h, size, align);
-}
-
-// The request's list is empty: a run of its class when the class refills by more than one
-// block (the rest listed), else one TLSF block; growing the heap when TLSF has neither.
-void* rt_heap::allocate_tlsf(thread_heap& h, std::size_t size, std::size_t align) noexcept {
-    if (size <= front_list::max_request && align <= front_align) {
-        const unsigned c = front_list::class_of(size);
-        const std::uint32_t n = h.front.refill_count(c);
-        if (n > 1) {
-            if (void* p = h.tlsf.allocate_run(front_list::class_block(c), n)) [[likely]] {
-                h.front.push_run(c, p, n);
-                h.prepared += n - 1;
-                return p;
-            }
-        }
-    }
-    if (void* p = h.tlsf.allocate(size, align)) [[likely]]
-        return p;
-    return allocate_slow(h, size, align);
 }
 
 void* rt_heap::allocate_slow(thread_heap& h, std::size_t size, std::size_t align) noexcept {

@@ -245,6 +245,8 @@ class rt_heap {
     void* allocate_unbound(std::size_t size, std::size_t align) noexcept;
     void* allocate_miss(thread_heap& h, std::size_t size, std::size_t align) noexcept;
     void* allocate_tlsf(thread_heap& h, std::size_t size, std::size_t align) noexcept;
+    void* allocate_refill(thread_heap& h, unsigned c, std::size_t size,
+                          std::size_t align) noexcept;
     void* allocate_drained(thread_heap& h, std::size_t size, std::size_t align) noexcept;
     void* allocate_slow(thread_heap& h, std::size_t size, std::size_t align) noexcept;
     void free_remote(thread_heap* owner, void* p, std::size_t size) noexcept;

@@ -45,8 +45,14 @@ class rt_heap_front {
         run_ = run == 0 ? 1 : run;
         for (unsigned c = 1; c < classes; ++c) {
             lists_[c].room = capacity(class_block(c), depth, class_bytes);
-            lists_[c].batch = 1;
+            lists_[c].batch = run_ > 1 && lists_[c].room > 1 ? 1 : 0;
         }
+    }
+
+    /// Whether an allocate that finds class c's list empty goes through refill_count (false:
+    /// the class never refills by runs, its list holds at most one block or runs are off).
+    [[nodiscard]] RTMEM_ALWAYS_INLINE bool refills(unsigned c) const noexcept {
+        return lists_[c].batch != 0;
     }
 
     /// The class of a request of n <= max_request bytes.
@@ -56,15 +62,13 @@ class rt_heap_front {
 
     /// Blocks the next refill of class c's empty list should take from TLSF at once, the one
     /// handed out included: the class's batch (1 at first, doubled at every refill: a class
-    /// allocated once holds nothing back, one allocated in bulk soon refills by `limit`), at
-    /// most `limit` and what the list can take. 1: no run, a plain TLSF allocate.
+    /// allocated once holds nothing back, one allocated in bulk soon refills by `run`), at
+    /// most what the list can take. 1: no run, a plain TLSF allocate. Only when refills(c).
     [[nodiscard]] std::uint32_t refill_count(unsigned c) noexcept {
-        const std::uint32_t limit = run_;
         list& l = lists_[c];
-        std::uint32_t n = l.batch;
-        if (n > limit) n = limit;
+        std::uint32_t n = l.batch;  // <= run_
         if (n > l.room + 1) n = l.room + 1;
-        if (l.batch < limit) l.batch *= 2;
+        if (l.batch < run_) l.batch = 2 * l.batch < run_ ? 2 * l.batch : run_;
         return n;
     }
 
@@ -134,7 +138,7 @@ class rt_heap_front {
     std::size_t flush(Free&& free_block) noexcept {
         std::size_t n = 0;
         for (unsigned c = 1; c < classes; ++c) {
-            lists_[c].batch = 1;
+            if (lists_[c].batch != 0) lists_[c].batch = 1;
             while (void* p = pop_class(c)) {
                 free_block(p, class_block(c));
                 ++n;
@@ -191,7 +195,7 @@ class rt_heap_front {
     struct list {
         void* head = nullptr;
         std::uint32_t room = 0;   // pushes left before the list is full
-        std::uint32_t batch = 1;  // blocks the next refill takes (see refill_count)
+        std::uint32_t batch = 0;  // blocks the next refill takes (refill_count); 0: no runs
     };
 
     list lists_[classes] = {};
