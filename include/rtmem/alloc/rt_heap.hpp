@@ -67,8 +67,9 @@ struct rt_heap_options {
 ///
 /// Bounds per call (x86-64 instructions with RTMEM_CHECKS=0, measured in tests/perf):
 /// - allocate, own blocks: a pop from the size-class list (~15); when it is empty, a TLSF
-///   allocate (<= ~200) after at most drain_batch blocks other threads gave back are taken
-///   (each a push onto a list or a TLSF free, <= ~200).
+///   allocate (<= ~200) of a run of up to refill_batch blocks of the class (a header store and
+///   a link each: the rest are listed), after at most drain_batch blocks other threads gave
+///   back are taken (each a push onto a list or a TLSF free, <= ~200).
 /// - deallocate by the owning thread: a push onto the size-class list (~20); when it is full,
 ///   a TLSF free (<= ~200).
 /// - deallocate by another thread: wait-free, one atomic exchange and a few stores.
