@@ -73,18 +73,19 @@ class rt_heap_front {
     }
 
     /// Lists the rest of a run of `count` blocks of class c (see tlsf_allocator::allocate_run)
-    /// whose first, handed out, starts at `first`; the list must be empty with room for them.
-    /// Pops then take them in address order.
+    /// whose first, handed out, starts at `first`, in front of what the list holds (it has room:
+    /// refill_count); pops then take them in address order.
     void push_run(unsigned c, void* first, std::uint32_t count) noexcept {
         const std::size_t whole = class_block(c);
         const std::size_t step = whole + tlsf_block::overhead;
         list& l = lists_[c];
         auto* p = static_cast<std::byte*>(first) + block::from_user(first)->size() +
                   tlsf_block::overhead;
+        void* rest = l.head;  // attach() refills a list that may hold blocks
         l.head = p;
         l.room -= count - 1;
         for (std::uint32_t i = 1; i < count; ++i, p += step) {
-            *reinterpret_cast<void**>(p) = i + 1 < count ? p + step : nullptr;
+            *reinterpret_cast<void**>(p) = i + 1 < count ? p + step : rest;
             listed(p, whole);
         }
     }
