@@ -28,7 +28,13 @@ constinit thread_local std::uint32_t tl_timing_countdown
 constinit thread_local std::uint32_t tl_timing_random __attribute__((tls_model("initial-exec"))) =
     0;
 constinit thread_local thread_fast_state tl_fast __attribute__((tls_model("initial-exec"))) = {
-    .gate = {.reason = {0, 1, 0, 0}}, .sample_left = 0, .counters = nullptr};  // gate closed
+    .gate = {.reason = {0, 1, 0, 0}},  // closed
+    .redraws = 0,
+    .sample_left = {},  // no countdown drawn
+    .calls = {},
+    .bytes = {},
+    .countdown_base = {},
+    .counters = nullptr};
 
 }  // namespace rtmem::trace
 
@@ -57,9 +63,9 @@ struct thread_buffer {
     std::uint32_t cur;                      // block being filled (owner)
     std::atomic<std::uint32_t> next_write;  // oldest block not known free (claim holder)
     std::atomic<std::uint64_t> recorded;    // events stored (owner), for the end record
-    call_counters counts;                   // every call (owner), kept when the thread exits
-    spin_lock gate_lock;                    // guards `gate` against the owner's exit
-    thread_gate* gate;                      // the owner's, while registered (set_paused)
+    call_counters counts;                   // the counts of its exited owners (fold_counts)
+    spin_lock gate_lock;                    // guards `fast` against the owner's exit
+    thread_fast_state* fast;                // the owner's, while registered (pauses, counts)
     stack_cache stacks;
     event_block blocks[blocks_per_thread];
 };
@@ -295,9 +301,27 @@ thread_buffer* acquire_buffer() noexcept {
         } while (!g_buffers.compare_exchange_weak(head, b, std::memory_order_release));
     }
     tl_buffer = b;
+    b->gate_lock.lock();
+    b->fast = &tl_fast;
     tl_fast.counters = &b->counts;
+    b->gate_lock.unlock();
     pthread_setspecific(g_thread_key, b);
     return b;
+}
+
+// Adds the calling thread's counts to its buffer's and clears them (the caller holds the
+// buffer's gate_lock).
+void fold_counts(thread_buffer* b) noexcept {
+    for (std::size_t i = 0; i < counted_kinds; ++i) {
+        b->counts.calls[i] += tl_fast.calls[i];
+        b->counts.bytes[i] += tl_fast.bytes[i];
+        tl_fast.calls[i] = 0;
+        tl_fast.bytes[i] = 0;
+    }
+    for (std::size_t i = 0; i < countdown_kinds; ++i) {
+        b->counts.bytes[i] += tl_fast.countdown_base[i] - tl_fast.sample_left[i];
+        tl_fast.countdown_base[i] = tl_fast.sample_left[i];
+    }
 }
 
 // Thread exit: write this thread's events and hand the buffer to the next new thread. A later
@@ -308,14 +332,15 @@ void release_buffer(void* p) {
     auto* b = static_cast<thread_buffer*>(p);
     b->gate_lock.lock();  // its TLS goes away: no pause may write into it after this
     set_gate(gate_closed, gate_closed_for_good);
-    b->gate = nullptr;
+    fold_counts(b);  // nor may counted_calls read it
+    b->fast = nullptr;
+    tl_fast.counters = nullptr;
     b->gate_lock.unlock();
     b->blocks[b->cur].sealed.store(true, std::memory_order_release);
     while (!try_claim(b)) sched_yield();
     write_own_blocks(b, true);
     release_claim(b);
     tl_buffer = nullptr;
-    tl_fast.counters = nullptr;
     b->in_use.store(false, std::memory_order_release);
 }
 
@@ -377,13 +402,42 @@ call_counters* acquire_counters() noexcept {
     return b != nullptr ? &b->counts : nullptr;
 }
 
+// A running thread's counts are read while it adds to them (plain adds by the owner; an aligned
+// 64-bit load never tears on the targets): a sum as of some moment during the read. The lock
+// keeps an exiting thread's TLS alive until its counts are folded into its buffer's; a thread
+// stopped holding it (ending in a signal handler on that very thread) is left out after a while.
+// A countdown and its base are read under the thread's sequence lock (`redraws`, odd while
+// the slow path moves both), retried a bounded number of times for the same reason.
 fmt::call_counts counted_calls() noexcept {
+    static_assert(fmt::counted_ops == counted_kinds);
     fmt::call_counts out{};
+    auto load = [](const std::uint64_t& v) { return __atomic_load_n(&v, __ATOMIC_RELAXED); };
     for (thread_buffer* b = g_buffers.load(std::memory_order_acquire); b != nullptr; b = b->next) {
+        if (!b->gate_lock.try_lock_for(1000)) continue;
         for (std::size_t i = 0; i < fmt::counted_ops; ++i) {
-            out.calls[i] += __atomic_load_n(&b->counts.calls[i], __ATOMIC_RELAXED);
-            out.bytes[i] += __atomic_load_n(&b->counts.bytes[i], __ATOMIC_RELAXED);
+            out.calls[i] += load(b->counts.calls[i]);
+            out.bytes[i] += load(b->counts.bytes[i]);
         }
+        if (const thread_fast_state* f = b->fast) {
+            for (std::size_t i = 0; i < counted_kinds; ++i) {
+                out.calls[i] += load(f->calls[i]);
+                out.bytes[i] += load(f->bytes[i]);
+            }
+            std::uint64_t counted_down[countdown_kinds] = {};
+            for (int attempt = 0; attempt < 1000; ++attempt) {  // bounded: see the comment above
+                std::uint32_t before = __atomic_load_n(&f->redraws, __ATOMIC_ACQUIRE);
+                for (std::size_t i = 0; i < countdown_kinds; ++i) {
+                    counted_down[i] = load(f->countdown_base[i]) - load(f->sample_left[i]);
+                }
+                std::atomic_thread_fence(std::memory_order_acquire);
+                if ((before & 1) == 0 && __atomic_load_n(&f->redraws, __ATOMIC_RELAXED) == before) {
+                    break;
+                }
+                sched_yield();
+            }
+            for (std::size_t i = 0; i < countdown_kinds; ++i) out.bytes[i] += counted_down[i];
+        }
+        b->gate_lock.unlock();
     }
     return out;
 }
@@ -413,10 +467,14 @@ void buffers_after_fork_child(bool tracing) noexcept {
         b->recorded.store(0);
         b->counts = {};
         b->gate_lock.reset();
-        if (b != tl_buffer) b->gate = nullptr;  // its thread does not exist here
+        if (b != tl_buffer) b->fast = nullptr;  // its thread does not exist here
         b->next_write.store(0);
         for (auto& blk : b->blocks) blk.free.store(true);
         if (b != tl_buffer) b->in_use.store(false);
+    }
+    for (std::size_t i = 0; i < counted_kinds; ++i) tl_fast.calls[i] = tl_fast.bytes[i] = 0;
+    for (std::size_t i = 0; i < countdown_kinds; ++i) {
+        tl_fast.countdown_base[i] = tl_fast.sample_left[i];
     }
     if (tl_buffer != nullptr) {
         tl_buffer->thread = current_thread_number();
@@ -429,7 +487,7 @@ bool register_gate() noexcept {
     thread_buffer* b = tl_buffer != nullptr ? tl_buffer : acquire_buffer();
     if (b == nullptr) return false;
     b->gate_lock.lock();
-    b->gate = &tl_fast.gate;
+    b->fast = &tl_fast;
     set_gate(gate_paused, g_paused.load(std::memory_order_seq_cst) ? 1 : 0);
     if (gate_value(gate_closed) == gate_not_set_up) set_gate(gate_closed, 0);
     b->gate_lock.unlock();
@@ -440,8 +498,8 @@ void set_paused(bool paused) noexcept {
     g_paused.store(paused, std::memory_order_seq_cst);
     for (thread_buffer* b = g_buffers.load(std::memory_order_acquire); b != nullptr; b = b->next) {
         b->gate_lock.lock();
-        if (b->gate != nullptr) {  // the latest value, should two threads pause and resume at once
-            __atomic_store_n(&b->gate->reason[gate_paused],
+        if (b->fast != nullptr) {  // the latest value, should two threads pause and resume at once
+            __atomic_store_n(&b->fast->gate.reason[gate_paused],
                              g_paused.load(std::memory_order_seq_cst) ? 1 : 0, __ATOMIC_RELAXED);
         }
         b->gate_lock.unlock();

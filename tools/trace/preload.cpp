@@ -277,8 +277,10 @@ void* new_impl(op kind, std::size_t n, std::size_t align, bool nothrow, Real fn,
     return p;
 }
 
+// noexcept, as the operators: the entry points' fast paths then tail-call it and need no frame.
 template <class Real, class... Args>
-void delete_impl(op kind, void* p, std::size_t size, std::size_t align, Real fn, Args... args) {
+void delete_impl(op kind, void* p, std::size_t size, std::size_t align, Real fn,
+                 Args... args) noexcept {
     if (align == 0 && only_paused() && unrecorded_block(p)) return real.free(p);
     if (p == nullptr) return;
     if (is_bootstrap(p)) return;
@@ -316,17 +318,26 @@ __attribute__((noinline)) void* new_after_failure(std::size_t n, void* (*fn)(std
 
 // Fast path (sampled, gate open): the gate opens only when the next operator new is
 // libstdc++'s, i.e. malloc plus a new_handler loop, so malloc is called directly.
-RTMEM_EXPORT void* _Znwm(std::size_t n) {
+// glibc's malloc(0) returns a unique block, as libstdc++'s new(0) does (it asks for 1 byte); a
+// null result, whatever the size, goes to libstdc++'s own new and its new_handler loop. No frame
+// pointer: the fast path's call is glibc's malloc (never recorded), and the full path is a tail
+// call, so no stack the recorder walks ever holds this frame.
+#if defined(__clang__)
+#define RTMEM_NO_FRAME  // (no per-function optimize attribute)
+#else
+#define RTMEM_NO_FRAME __attribute__((optimize("omit-frame-pointer")))
+#endif
+RTMEM_EXPORT RTMEM_NO_FRAME void* _Znwm(std::size_t n) {
     if (fast_allocation(op::new_scalar, n)) [[likely]] {
-        if (void* p = real.malloc(n == 0 ? 1 : n)) [[likely]]
+        if (void* p = real.malloc(n)) [[likely]]
             return p;
         return new_after_failure(n, real.new_scalar);
     }
     return new_impl(op::new_scalar, n, 0, false, real.new_scalar);
 }
-RTMEM_EXPORT void* _Znam(std::size_t n) {
+RTMEM_EXPORT RTMEM_NO_FRAME void* _Znam(std::size_t n) {
     if (fast_allocation(op::new_array, n)) [[likely]] {
-        if (void* p = real.malloc(n == 0 ? 1 : n)) [[likely]]
+        if (void* p = real.malloc(n)) [[likely]]
             return p;
         return new_after_failure(n, real.new_array);
     }

@@ -37,16 +37,18 @@ extern std::uintptr_t g_own_init_lo, g_own_init_hi;  ///< own_libstdcxx.cpp
 /// the blocks recorded before the pause do not look live for ever.
 extern std::atomic<bool> g_paused;
 
-/// Exact per-thread counts of every call made while recording (sampled or not), summed into
-/// the trace's counts chunk. Written only by the owning thread, with plain adds (one
-/// instruction each on the fast path); other threads read them with __atomic_load_n (an
-/// aligned 64-bit word never tears on the targets, and a sum taken while the owner runs is
-/// a count as of some moment during the read).
+/// Exact counts of every call made while recording (sampled or not), summed into the trace's
+/// counts chunk. A thread counts in its thread_fast_state (thread_gate.hpp), registered with
+/// its event buffer; these are the buffer's: the counts of the threads that used it and have
+/// exited, folded in under the buffer's lock as each exits.
 struct call_counters {
     std::uint64_t calls[16];
     std::uint64_t bytes[16];
 };
-call_counters* acquire_counters() noexcept;  ///< the calling thread's, from its event buffer
+static_assert(static_cast<std::size_t>(op::new_array) < countdown_kinds &&
+              static_cast<std::size_t>(op::count) <= counted_kinds);
+/// The calling thread's buffer, acquired (and its thread_fast_state registered) if needed.
+call_counters* acquire_counters() noexcept;
 }  // namespace internal
 
 /// A call from the start-up of a libstdc++ the program does not use (loaded for the tracer:
@@ -62,16 +64,19 @@ inline bool paused() noexcept {
     return internal::g_paused.load(std::memory_order_relaxed);
 }
 
-/// Counts one call (inside the recursion guard: the first call of a thread maps its buffer).
+/// Whether this thread's counts are registered (inside the recursion guard: a thread's first
+/// count maps its buffer). False only when no buffer could be mapped: the call goes uncounted.
+inline bool counting() noexcept {
+    return tl_fast.counters != nullptr || internal::acquire_counters() != nullptr;
+}
+
+/// Counts one call and its bytes (~0: unknown, e.g. an overflowing calloc).
 inline void count_call(op kind, std::uint64_t size) noexcept {
-    internal::call_counters* c = tl_fast.counters;
-    if (c == nullptr) [[unlikely]] {
-        c = internal::acquire_counters();
-        if (c == nullptr) return;
-    }
+    if (!counting()) [[unlikely]]
+        return;
     auto i = static_cast<std::size_t>(kind);
-    ++c->calls[i];
-    if (size != ~std::uint64_t{0}) c->bytes[i] += size;
+    ++tl_fast.calls[i];
+    if (size != ~std::uint64_t{0}) tl_fast.bytes[i] += size;
 }
 
 /// Sampled mode's fast path may run: glibc's malloc and libstdc++'s new are next, the tracer's

@@ -21,8 +21,12 @@ inline void sampled_allocation_done(op kind, std::size_t size, std::size_t align
                                     const void* p) noexcept {
     if (paused()) return;
     guard_scope g;  // a thread's first count maps its buffer
-    count_call(kind, size);
-    if (p != nullptr && sample_allocation(size)) [[unlikely]]
+    if (!counting()) [[unlikely]]
+        return;
+    ++tl_fast.calls[static_cast<std::size_t>(kind)];
+    if (size == ~std::uint64_t{0}) return;  // an overflowing calloc: no bytes, no block
+    // Counted down (which counts its bytes) even when it failed: the fast path does the same.
+    if (sample_allocation(kind, size) && p != nullptr) [[unlikely]]
         record_sampled(kind, size, align, p);
 }
 
@@ -55,16 +59,18 @@ void* sampled_reallocation(const void* old, std::size_t n, Call call) {
     bool old_sampled = false;
     {
         guard_scope g;
-        if (live) count_call(op::realloc, n);
+        live = live && counting();
+        if (live) ++tl_fast.calls[static_cast<std::size_t>(op::realloc)];
         old_sampled = old != nullptr && maybe_sampled(old) && forget_sampled(old);
     }
     void* p = call();
     guard_scope g;
+    bool due = live && sample_allocation(op::realloc, n);  // counts its bytes, as the fast path
     if (p == nullptr && n != 0) {  // failed: the old block is still there
         if (old_sampled) remember_sampled(old);
         return p;
     }
-    bool fresh = live && p != nullptr && sample_allocation(n) && remember_sampled(p);
+    bool fresh = due && p != nullptr && remember_sampled(p);
     if (fresh) {
         record(op::realloc, n, 0, p, old_sampled ? old : nullptr, ticks(), 0, false, false);
     } else if (old_sampled) {

@@ -16,6 +16,8 @@ std::uint64_t g_sample_interval = 0;
 namespace {
 
 constinit thread_local std::uint64_t tl_random __attribute__((tls_model("initial-exec"))) = 0;
+// Bit k: kind k's countdown has been drawn in this thread.
+constinit thread_local std::uint32_t tl_drawn_kinds __attribute__((tls_model("initial-exec"))) = 0;
 std::uint64_t g_seed = 0;
 std::atomic<std::uint64_t> g_seeded_threads{0};
 
@@ -53,13 +55,13 @@ double log_unit(double x) noexcept {
     return e * 0.6931471805599453 + ln_m;
 }
 
-// An exponential interval of mean g_sample_interval, at least 1 byte.
-std::int64_t draw_interval() noexcept {
+// An exponential interval of mean g_sample_interval, rounded down (so that an allocation of s
+// bytes, sampled when s > interval, is sampled with probability exactly 1 - exp(-s / mean)).
+std::uint64_t draw_interval() noexcept {
     double u = static_cast<double>((next_random() >> 11) + 1) * 0x1p-53;  // (0, 1]
     double v = -log_unit(u) * static_cast<double>(g_sample_interval);
-    if (v < 1) return 1;
-    if (v > 0x1p62) return std::int64_t{1} << 62;
-    return static_cast<std::int64_t>(v);
+    if (!(v < 0x1p62)) return max_interval;
+    return v < 1 ? 0 : static_cast<std::uint64_t>(v);
 }
 
 // ---- the live sampled blocks: open addressing, linear probing, backward-shift deletion
@@ -120,20 +122,32 @@ extern "C" void rtmem_interpose_bootstrap_block(const void* p) noexcept {
 
 namespace rtmem::trace {
 
-bool sample_slow(std::uint64_t size) noexcept {
-    auto s = static_cast<std::int64_t>(size > (1ull << 62) ? 1ull << 62 : size);
-    if (tl_random == 0) {  // this thread's first sample: seed, draw, then count this allocation
+bool sample_slow(op kind, std::uint64_t size) noexcept {
+    const auto k = static_cast<std::size_t>(kind);
+    const std::uint64_t old_left = tl_fast.sample_left[k];
+    if (tl_random == 0) {  // this thread's first draw: seed its generator
         std::uint64_t n = g_seeded_threads.fetch_add(1, std::memory_order_relaxed);
         tl_random = splitmix64(g_seed + n * 0x632be59bd9b4e019ull) | 1;
-        tl_fast.sample_left = draw_interval();
-        std::int64_t left = tl_fast.sample_left - s;
-        if (left > 0) {
-            tl_fast.sample_left = left;
-            return false;
-        }
     }
-    tl_fast.sample_left = draw_interval();  // memoryless: the next sample point after this block
-    return true;
+    std::uint64_t left = 0;
+    bool sampled = true;
+    if ((tl_drawn_kinds & (1u << k)) == 0) {  // the kind's first draw, then count this allocation
+        tl_drawn_kinds |= 1u << k;
+        left = draw_interval();
+        sampled = size > left;
+        if (!sampled) left -= size;
+    }
+    if (sampled) left = draw_interval();  // memoryless: the next sample point after this block
+    // The countdown counts `size` more bytes: base - left grows by exactly `size` (mod 2^64).
+    // Other threads read both (counted_calls): a sequence lock around the pair.
+    const std::uint32_t seq = tl_fast.redraws;
+    __atomic_store_n(&tl_fast.redraws, seq + 1, __ATOMIC_RELAXED);
+    std::atomic_thread_fence(std::memory_order_release);
+    __atomic_store_n(&tl_fast.countdown_base[k], tl_fast.countdown_base[k] + (left - old_left + size),
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&tl_fast.sample_left[k], left, __ATOMIC_RELAXED);
+    __atomic_store_n(&tl_fast.redraws, seq + 2, __ATOMIC_RELEASE);
+    return sampled;
 }
 
 bool remember_sampled(const void* p) noexcept {

@@ -1,9 +1,13 @@
 // Sampled recording (`rtmem record --sample BYTES`), as tcmalloc and jemalloc sample: each
 // thread counts down the bytes it allocates from a random interval drawn from an exponential
-// distribution of mean BYTES; the allocation that reaches zero is sampled (recorded with its
-// stack) and a new interval is drawn. Allocated bytes thus form a Poisson process, so a block
-// of size s is sampled with probability 1 - exp(-s / BYTES) whatever came before it, and the
-// analyses weight it by the inverse. The hot path is a subtraction and a compare.
+// distribution of mean BYTES; the allocation that asks for more bytes than are left is sampled
+// (recorded with its stack) and a new interval is drawn. Allocated bytes thus form a Poisson
+// process, so a block of size s is sampled with probability 1 - exp(-s / BYTES) whatever came
+// before it, and the analyses weight it by the inverse. Each kind of allocation (malloc,
+// calloc, realloc, aligned, new, new[]) has a countdown of its own, so that the countdown also
+// counts the kind's requested bytes (thread_fast_state): each kind's bytes are a Poisson
+// process of their own, and a block is sampled with the same probability. The hot path is one
+// subtraction from memory and a branch on its borrow (fast_path.hpp).
 //
 // Frees: only those of sampled blocks are recorded. Sampled blocks still live are kept in a
 // hash table (under a spin lock: only sampled allocations and their frees take it), fronted by
@@ -13,27 +17,35 @@
 #include <atomic>
 #include <cstdint>
 
+#include "rtmem/format/op.hpp"
 #include "thread_gate.hpp"
 
 namespace rtmem::trace {
+
+using trace_format::op;
 
 /// Mean sampling interval in bytes; 0: every call is recorded (the default).
 extern std::uint64_t g_sample_interval;
 inline bool sampling() noexcept {
     return g_sample_interval != 0;
 }
+/// The largest interval drawn.
+constexpr std::uint64_t max_interval = std::uint64_t{1} << 62;
 
-__attribute__((noinline)) bool sample_slow(std::uint64_t size) noexcept;
+__attribute__((noinline)) bool sample_slow(op kind, std::uint64_t size) noexcept;
 
-/// Whether an allocation of `size` bytes is sampled (counts it down in any case).
-inline bool sample_allocation(std::uint64_t size) noexcept {
-    auto s = static_cast<std::int64_t>(size > (1ull << 62) ? 1ull << 62 : size);
-    std::int64_t left = tl_fast.sample_left - s;
-    if (left > 0) [[likely]] {
-        tl_fast.sample_left = left;
+/// Counts `size` bytes of an allocation of `kind` down to its next sample, which counts them
+/// (thread_fast_state); true when this allocation is sampled. A countdown above any interval
+/// drawn (wrapped by a signal handler's allocation between the fast path's subtraction and
+/// its undo) is redrawn.
+inline bool sample_allocation(op kind, std::uint64_t size) noexcept {
+    const auto k = static_cast<std::size_t>(kind);
+    std::uint64_t left = tl_fast.sample_left[k];
+    if (size <= left && left <= max_interval) [[likely]] {
+        tl_fast.sample_left[k] = left - size;
         return false;
     }
-    return sample_slow(size);  // (a draw: once per interval)
+    return sample_slow(kind, size);  // (a draw: once per interval)
 }
 
 namespace internal {
@@ -54,7 +66,16 @@ bool remember_sampled(const void* p) noexcept;
 /// (the address may be handed out again at once).
 bool forget_sampled(const void* p) noexcept;
 inline bool maybe_sampled(const void* p) noexcept {
-    return internal::g_sampled_filter[internal::sampled_hash(p)].load(std::memory_order_relaxed) != 0;
+    const auto& byte = internal::g_sampled_filter[internal::sampled_hash(p)];
+#if defined(__x86_64__)
+    // One compare with the byte in memory (a relaxed atomic load on x86-64; GCC would load,
+    // then test).
+    bool zero = false;
+    asm("cmpb $0, %1" : "=@ccz"(zero) : "m"(byte));
+    return !zero;
+#else
+    return byte.load(std::memory_order_relaxed) != 0;
+#endif
 }
 /// Live sampled blocks (for tests and the recorder's memory statement).
 std::uint64_t sampled_live() noexcept;

@@ -13,6 +13,7 @@
 // under that buffer's lock (event_buffers.cpp). Bytes written singly and the word read whole
 // are GCC's __atomic builtins on one union (mixed-size, well defined on the targets).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include "rtmem/interpose/guard.hpp"
@@ -34,18 +35,44 @@ namespace internal {
 struct call_counters;
 }
 
-/// Everything the fast path reads, in one thread-local object: a preload library's
+/// Countdowns are kept per allocating kind (trace_format::op: malloc .. new_array); the exact
+/// counts per kind of call (trace_format::counted_ops).
+constexpr std::size_t countdown_kinds = 7;
+constexpr std::size_t counted_kinds = 16;
+
+/// Everything the fast path reads and writes, in one thread-local object: a preload library's
 /// initial-exec TLS costs one GOT load for the thread-pointer offset, then %fs-relative
-/// accesses, so one object means one GOT load per call.
+/// accesses, so one object means one GOT load per call and no further pointer.
+///
+/// The exact counts (summed into the trace's counts chunk by counted_calls, which reads them
+/// under the owner's buffer lock): calls[k] calls of kind k; requested bytes of kind k =
+/// bytes[k] + (countdown_base[k] - sample_left[k]) (mod 2^64): every counted byte of an
+/// allocation is counted down from its kind's countdown, so the fast path of an allocation
+/// adds nothing for its bytes; sampling.cpp keeps countdown_base in step whenever it redraws,
+/// inside a sequence lock (`redraws`) so that a reader never pairs a base with the other
+/// interval's countdown (an error of up to an interval); between redraws a reader is off by at
+/// most the allocation in flight.
 struct thread_fast_state {
     thread_gate gate;
-    std::int64_t sample_left;           ///< bytes to the next sample (sampling.hpp), >= 0
-    internal::call_counters* counters;  ///< the thread's exact counts (recorder.hpp)
+    std::uint32_t redraws;  ///< odd while the slow path moves countdown_base and sample_left
+    std::uint64_t sample_left[countdown_kinds];     ///< bytes to the next sample (sampling.hpp)
+    std::uint64_t calls[counted_kinds];             ///< calls of each kind, owner-written
+    std::uint64_t bytes[counted_kinds];             ///< bytes not counted through a countdown
+    std::uint64_t countdown_base[countdown_kinds];  ///< see above
+    internal::call_counters* counters;  ///< its buffer's counts: set once registered (recorder.hpp)
 };
 extern constinit thread_local thread_fast_state tl_fast;
 
 [[gnu::always_inline]] inline bool gate_open() noexcept {
+#if defined(__x86_64__)
+    // One compare with the word in memory: an aligned 32-bit load is a relaxed atomic load on
+    // x86-64, and GCC does not fold an __atomic load into the compare (a mov and a test).
+    bool open = false;
+    asm("cmpl $0, %1" : "=@ccz"(open) : "m"(tl_fast.gate.word));
+    return open;
+#else
     return __atomic_load_n(&tl_fast.gate.word, __ATOMIC_RELAXED) == 0;
+#endif
 }
 inline void set_gate(gate_reason r, std::uint8_t v) noexcept {
     __atomic_store_n(&tl_fast.gate.reason[r], v, __ATOMIC_RELAXED);

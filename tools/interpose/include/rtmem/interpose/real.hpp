@@ -12,7 +12,7 @@ struct real_functions {
     void* (*malloc)(std::size_t);
     void* (*calloc)(std::size_t, std::size_t);
     void* (*realloc)(void*, std::size_t);
-    void (*free)(void*);
+    void (*free)(void*) noexcept;  ///< noexcept (glibc: __THROW): operator delete tail-calls it
     void* (*memalign)(std::size_t, std::size_t);
     int (*posix_memalign)(void**, std::size_t, std::size_t);
     void* (*aligned_alloc)(std::size_t, std::size_t);
@@ -36,7 +36,9 @@ struct real_functions {
     int (*execvpe)(const char*, char* const[], char* const[]);
     int (*fexecve)(int, char* const[], char* const[]);
 };
-extern real_functions real;
+/// Hidden (the library is static, built with hidden visibility): a preload's tail call is then
+/// `jmp *real+k(%rip)`, not a GOT load and a jump.
+extern real_functions real __attribute__((visibility("hidden")));
 
 /// Fills `real` (entries the process does not have stay null).
 void resolve_real() noexcept;
