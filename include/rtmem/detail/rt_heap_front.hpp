@@ -68,7 +68,7 @@ class rt_heap_front {
         list& l = lists_[c];
         std::uint32_t n = l.batch;  // <= run_
         if (n > l.room + 1) n = l.room + 1;
-        if (l.batch < run_) l.batch = 2 * l.batch < run_ ? 2 * l.batch : run_;
+        if (l.batch < run_) l.batch = l.batch > run_ / 2 ? run_ : 2 * l.batch;  // no overflow
         return n;
     }
 
