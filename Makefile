@@ -1,7 +1,7 @@
 # Thin wrapper over the CMake presets. Every target installs missing Debian packages first.
 #   make demo    the main job (scripts/demo)        make test   build + run all tests (dev preset)
 #   make bench   benchmark suite and report          make asan / make tsan   sanitizer test runs
-#   make bench-plan   the advisor's plan run on the demo and four Debian programs (bench/plan)
+#   make bench-plan   the advisor's plan run on the demo and eight Debian programs (bench/plan)
 #   make bench-sample-accuracy   sampled recording's estimates against exact traces (bench/tracer)
 #   make install-check   consumers against an installed Release build (tests/install)
 #   make deb     the Debian package (build/deb)       make deb-check   consumers against it

@@ -13,8 +13,9 @@ Part "demo": examples/demo's baseline variant (rtmem_demo, which counts heap cal
 counting operator new is every allocation's first frame, so its sites are told apart only by
 unwinding: its plan is made with --plan-unwind-ns 0 (every site planned, the unwind paid).
 
-Part "programs": Debian programs nobody here wrote, each recorded on input A, planned, and run
-on a different input B under glibc, mimalloc (LD_PRELOAD), `rtmem run` (rt_heap alone) and
+Part "programs": Debian programs nobody here wrote (python3, cc1plus, sqlite3, perl, xmllint,
+jq, lua5.4, gawk; a missing one is skipped), each recorded on input A (bench/plan/inputs.py),
+planned, and run on a different input B under glibc, mimalloc (LD_PRELOAD), `rtmem run` (rt_heap alone) and
 `rtmem run --plan`. Outputs are checked identical across columns. The plan column appears once
 `rtmem run --help` offers --plan. Which library served malloc and operator new in each column
 is read from the dynamic linker (LD_DEBUG=bindings), not assumed.
@@ -40,6 +41,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import inputs  # bench/plan/inputs.py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -73,7 +76,8 @@ def run_once(cmd, env, cwd, stdin_path=None, out_files=()):
 def served_by(cmd, env, cwd, program, stdin_path=None):
     """The libraries `program`'s own references to malloc and operator new (_Znwm) were bound
     to by the dynamic linker ("-": the program makes no such reference, e.g. a C program, or
-    one with a static libstdc++ whose operator new calls malloc)."""
+    one with a static libstdc++ whose operator new calls malloc). `program` is the executable,
+    or the shared library that makes most of its heap calls (libxml2 for xmllint)."""
     with tempfile.TemporaryDirectory() as d:
         e = dict(env, LD_DEBUG="bindings", LD_DEBUG_OUTPUT=os.path.join(d, "ld"))
         try:
@@ -219,140 +223,100 @@ def saving_factor(real, replayed):
 
 # ---- part (b): programs nobody here wrote -------------------------------------------------
 
-PY_A = """import json
-d = [{'k': i, 'v': str(i) * 3, 'l': [i, i + 1]} for i in range(40000)]
-s = json.dumps(d)
-print(len(s), len(json.loads(s)))
-"""
-PY_B = """import json, collections
-class Rec:
-    def __init__(self, i):
-        self.name = 'n%07d' % (i * 7919 % 100003)
-        self.tags = [str(i % 13), str(i % 17)]
-rs = sorted((Rec(i) for i in range(25000)), key=lambda r: r.name)
-groups = collections.defaultdict(list)
-for r in rs:
-    groups[r.tags[0]].append({'name': r.name, 'tags': r.tags})
-s = json.dumps(groups, sort_keys=True)
-print(len(s), sum(len(v) for v in json.loads(s).values()))
-"""
-
-CXX_A = """#include <map>
-#include <memory>
-#include <set>
-#include <string>
-#include <vector>
-struct node { std::string name; std::vector<std::unique_ptr<node>> kids; };
-int count(const node& n, std::map<std::string, int>& m, std::set<std::string>& s) {
-    int c = ++m[n.name];
-    s.insert(n.name);
-    for (const auto& k : n.kids) c += count(*k, m, s);
-    return c;
-}
-"""
-CXX_B = """#include <algorithm>
-#include <iostream>
-#include <sstream>
-#include <unordered_map>
-#include <variant>
-#include <vector>
-using value = std::variant<int, double, std::string>;
-std::string show(const std::vector<value>& v) {
-    std::ostringstream out;
-    std::unordered_map<std::string, int> seen;
-    for (const auto& x : v)
-        std::visit([&](const auto& y) { out << y << ' '; }, x);
-    auto s = out.str();
-    std::sort(s.begin(), s.end());
-    ++seen[s];
-    return s;
-}
-"""
-
-SQL_A = """CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, grp INTEGER, payload TEXT);
-WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 60000)
-INSERT INTO t SELECT i, printf('name%06d', (i * 7919) % 60000), i % 97, hex(randomblob(24)) FROM c;
-CREATE INDEX t_name ON t(name);
-SELECT grp, count(*), max(name) FROM t GROUP BY grp ORDER BY grp LIMIT 5;
-SELECT count(*) FROM t WHERE name LIKE 'name01%';
-"""
-SQL_B = """CREATE TABLE a(id INTEGER PRIMARY KEY, k TEXT, v REAL);
-CREATE TABLE b(id INTEGER PRIMARY KEY, k TEXT, w TEXT);
-WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 80000)
-INSERT INTO a SELECT i, printf('k%05d', i % 40000), i * 0.5 FROM c;
-WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 40000)
-INSERT INTO b SELECT i, printf('k%05d', (i * 31) % 40000), printf('%x-%x', i, i * i) FROM c;
-CREATE INDEX a_k ON a(k);
-SELECT count(*), sum(a.v) FROM a JOIN b ON a.k = b.k;
-SELECT k, group_concat(w, ',') FROM b GROUP BY substr(k, 1, 4) ORDER BY k LIMIT 3;
-SELECT length(group_concat(k || v, '')) FROM (SELECT * FROM a ORDER BY v DESC);
-"""
-
-PL_A = r"""my %h;
-for my $i (1 .. 150000) { $h{"key$i"} = join(",", $i, $i * 2, "x" x ($i % 20)); }
-my $n = 0;
-for my $k (sort keys %h) { $n += length($h{$k}) if $k =~ /7/; }
-print "$n\n";
-"""
-PL_B = r"""my @recs;
-for my $i (1 .. 120000) { push @recs, { id => $i, name => sprintf("n%06d", ($i * 7919) % 120000), tags => [ $i % 7, $i % 11 ] }; }
-my %by;
-push @{ $by{ $_->{tags}[0] } }, $_->{name} for @recs;
-my $s = join(";", map { join(",", sort @{ $by{$_} }[0 .. 9]) } sort keys %by);
-my @w = split /,/, $s; my %c; $c{substr($_, 0, 3)}++ for @w;
-print length($s), " ", scalar(keys %c), "\n";
-"""
-
-
 def programs(work):
-    """name -> how to prepare, run on an input, and compare."""
+    """name -> how to prepare, run on an input, and compare; "needs": the executable and the
+    Debian package it comes in (scripts/packages/bench.txt), so a missing one is skipped."""
     cc1plus = None
-    for d in sorted(os.listdir("/usr/lib/gcc/x86_64-linux-gnu"), reverse=True):
-        c = f"/usr/lib/gcc/x86_64-linux-gnu/{d}/cc1plus"
+    gcc_dir = "/usr/lib/gcc/x86_64-linux-gnu"
+    for d in sorted(os.listdir(gcc_dir) if os.path.isdir(gcc_dir) else [], reverse=True):
+        c = f"{gcc_dir}/{d}/cc1plus"
         if os.path.exists(c):
             cc1plus = c
             break
 
+    def path(name):
+        return os.path.join(work, name)
+
     def write(name, text):
-        with open(os.path.join(work, name), "w") as f:
+        with open(path(name), "w") as f:
             f.write(text)
 
     def prep_cxx():
-        for tag, src in (("A", CXX_A), ("B", CXX_B)):
+        for tag, src in (("A", inputs.CXX_A), ("B", inputs.CXX_B)):
             write(f"cxx_{tag}.cpp", src)
             subprocess.run(["g++", "-std=c++20", "-E", f"cxx_{tag}.cpp", "-o", f"cxx_{tag}.ii"],
                            cwd=work, check=True)
 
+    xpath = {"A": "sum(//item/@price)", "B": "count(//order[line/@qty > 6])"}
     return {
         "python3": {
-            "prep": lambda: (write("py_A.py", PY_A), write("py_B.py", PY_B)),
+            "needs": ("/usr/bin/python3", "python3"),
+            "prep": lambda: (write("py_A.py", inputs.PY_A), write("py_B.py", inputs.PY_B)),
             "cmd": lambda i: ["/usr/bin/python3", f"py_{i}.py"],
             "env": {"PYTHONMALLOC": "malloc"},  # every object through malloc, not pymalloc
             "what": "CPython: JSON of 40k dicts (A); 25k objects sorted, grouped, JSON (B); "
                     "PYTHONMALLOC=malloc",
         },
         "cc1plus": {
+            "needs": (cc1plus or "cc1plus", "g++"),
             "prep": prep_cxx,
             "cmd": lambda i: [cc1plus, "-quiet", "-O1", "-std=c++20", f"cxx_{i}.ii", "-o",
                               f"cxx_{i}.s"],
             "outputs": lambda i: [f"cxx_{i}.s"],
             "what": "GCC's C++ compiler at -O1 on a preprocessed TU: <map>+<set>+<memory> (A); "
                     "<iostream>+<variant>+<unordered_map> (B)",
-            "skip": cc1plus is None,
         },
         "sqlite3": {
-            "prep": lambda: (write("sql_A.sql", SQL_A), write("sql_B.sql", SQL_B)),
+            "needs": ("sqlite3", "sqlite3"),
+            "prep": lambda: (write("sql_A.sql", inputs.SQL_A), write("sql_B.sql", inputs.SQL_B)),
             "cmd": lambda i: ["sqlite3", ":memory:"],
-            "stdin": lambda i: os.path.join(work, f"sql_{i}.sql"),
+            "stdin": lambda i: path(f"sql_{i}.sql"),
             "what": "SQLite in memory: 60k rows, index, group by (A); two tables joined, "
                     "group_concat (B)",
-            "skip": shutil.which("sqlite3") is None,
         },
         "perl": {
-            "prep": lambda: (write("pl_A.pl", PL_A), write("pl_B.pl", PL_B)),
+            "needs": ("perl", "perl"),
+            "prep": lambda: (write("pl_A.pl", inputs.PL_A), write("pl_B.pl", inputs.PL_B)),
             "cmd": lambda i: ["perl", f"pl_{i}.pl"],
             "what": "Perl: 150k-key hash, sort, regex (A); 120k records grouped, sorted, "
                     "split (B)",
+        },
+        "xmllint": {
+            "needs": ("xmllint", "libxml2-utils"),
+            "prep": lambda: (inputs.xml_catalog(path("xml_A.xml")),
+                             inputs.xml_orders(path("xml_B.xml"))),
+            "cmd": lambda i: ["xmllint", "--xpath", xpath[i], f"xml_{i}.xml"],
+            "heap_user": "libxml2.so.2",
+            "what": "libxml2 parsing a generated document into a DOM, one XPath over it, the DOM "
+                    "freed: 11 MiB catalog of 40k items, sum of prices (A); 10 MiB of 30k orders "
+                    "with 1-8 lines, orders with a line of quantity > 6 (B)",
+        },
+        "jq": {
+            "needs": ("jq", "jq"),
+            "prep": lambda: (inputs.json_users(path("jq_A.json")),
+                             inputs.json_events(path("jq_B.json"))),
+            "cmd": lambda i: ["jq", "-c", {"A": inputs.JQ_A, "B": inputs.JQ_B}[i], f"jq_{i}.json"],
+            "heap_user": "libjq.so.1",
+            "what": "jq 1.6 (reference-counted values, one heap block each): 40k user records "
+                    "grouped, max and unique per group (A); 30k events filtered, grouped by "
+                    "region, sums and unique words per group (B)",
+        },
+        "lua5.4": {
+            "needs": ("lua5.4", "lua5.4"),
+            "prep": lambda: (write("lua_A.lua", inputs.LUA_A), write("lua_B.lua", inputs.LUA_B)),
+            "cmd": lambda i: ["lua5.4", f"lua_{i}.lua"],
+            "what": "Lua 5.4 (every object through realloc/free, collected incrementally): "
+                    "120k points bucketed by label, each bucket sorted (A); 150k records sorted by "
+                    "name, grouped, joined (B)",
+        },
+        "gawk": {
+            "needs": ("gawk", "gawk"),
+            "prep": lambda: (write("awk_A.awk", inputs.AWK_A), write("awk_B.awk", inputs.AWK_B),
+                             inputs.log_lines(path("awk_A.txt")),
+                             inputs.table_rows(path("awk_B.txt"))),
+            "cmd": lambda i: ["gawk", "-f", f"awk_{i}.awk", f"awk_{i}.txt"],
+            "what": "GNU awk building associative arrays: 200k log lines counted by host, page "
+                    "and status (A); 250k rows, five arrays, a report string (B)",
         },
     }
 
@@ -363,11 +327,18 @@ def bench_programs(args, rtmem, mimalloc, out):
     results = {}
     base_env = dict(os.environ)
     base_env.pop("LD_PRELOAD", None)
-    for name, p in programs(work).items():
+    known = programs(work)
+    unknown = sorted(set(args.only or []) - set(known))
+    if unknown:
+        sys.exit(f"bench/plan: --only {','.join(unknown)}: no such program "
+                 f"(known: {', '.join(known)})")
+    for name, p in known.items():
         if args.only and name not in args.only:
             continue
-        if p.get("skip"):
-            print(f"== {name}: not installed, skipped", file=sys.stderr)
+        exe, package = p["needs"]
+        if not shutil.which(exe):
+            print(f"== {name}: {exe} not installed (Debian package {package}; scripts/setup "
+                  f"installs it), skipped", file=sys.stderr)
             continue
         p["prep"]()
         env = dict(base_env, **p.get("env", {}))
@@ -385,7 +356,8 @@ def bench_programs(args, rtmem, mimalloc, out):
         served, matched, runs = {}, {}, {col: [] for col, _, _ in cols}
         for col, prefix, extra in cols:
             e = dict(env, **extra)
-            served[col] = served_by(prefix + p["cmd"]("B"), e, work, p["cmd"]("B")[0], stdin("B"))
+            served[col] = served_by(prefix + p["cmd"]("B"), e, work,
+                                    p.get("heap_user", p["cmd"]("B")[0]), stdin("B"))
             matched[col] = ""
             if col == "plan":  # one extra run for the exit summary: how many sites matched
                 stats = run_once(prefix[:2] + ["--stats"] + prefix[2:] + p["cmd"]("B"), e, work,
@@ -472,16 +444,18 @@ def replay_table(results):
 
 def programs_table(results):
     lines = ["| program | column | malloc / operator new served by | wall (median, min–max) | "
-             "vs glibc | CPU | peak RSS | output |",
-             "|---|---|---|---|---|---|---|---|"]
+             "vs glibc | CPU | vs glibc | peak RSS | output |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for name, row in results.items():
-        base = row["columns"].get("glibc", {}).get("wall_s", {}).get("median")
+        base = {k: row["columns"].get("glibc", {}).get(k, {}).get("median")
+                for k in ("wall_s", "cpu_s")}
         for col, c in row["columns"].items():
-            ratio = f"{c['wall_s']['median'] / base:.2f}x" if base else "-"
+            ratio = {k: f"{c[k]['median'] / b:.2f}x" if b else "-" for k, b in base.items()}
             same = "identical" if row["outputs_identical"] else "DIFFERS"
             served = f"{c['served_by']['malloc']} / {c['served_by']['operator new']}"
-            lines.append(f"| {name} | {col} | {served} | {fmt(c['wall_s'], 's')} | {ratio} | "
-                         f"{fmt(c['cpu_s'], 's')} | {fmt(c['rss_mib'], 'MiB', 1)} | {same} |")
+            lines.append(f"| {name} | {col} | {served} | {fmt(c['wall_s'], 's')} | "
+                         f"{ratio['wall_s']} | {fmt(c['cpu_s'], 's')} | {ratio['cpu_s']} | "
+                         f"{fmt(c['rss_mib'], 'MiB', 1)} | {same} |")
     return "\n".join(lines)
 
 

@@ -313,7 +313,8 @@ __attribute__((constructor)) void load_plan() {
     for (std::uint32_t i = 0; i < g_site_count; ++i) any = any || g_info[i].resolved;
     if (any && !activate()) {
         g_missing.store(false, std::memory_order_relaxed);
-        return fail("cannot map its tables or reserve its address range");
+        return fail("cannot build its tables (no memory, or more than 65535 frames) or reserve "
+                    "its address range");
     }
 }
 
@@ -340,7 +341,7 @@ void resolve_new_modules() noexcept {
         resolve_sites();
         if (!activate()) {
             g_missing.store(false, std::memory_order_relaxed);
-            fail("cannot map its tables or reserve its address range after a dlopen");
+            fail("cannot build its tables or reserve its address range after a dlopen");
         }
     }
     pthread_mutex_unlock(&g_resolve_lock);

@@ -1,8 +1,8 @@
 // Routing by plan (`rtmem run --plan`): each allocation's return address is looked up in a
 // small open-addressing table of the planned sites' frame-0 addresses; a miss (an unplanned
 // site) costs one probe. A hit whose sites need more frames walks a trie of the planned frames
-// up the stack: each frame's caller is read at a stack offset learned once per frame
-// (recognition_walk.cpp). Frees, reallocs and usable sizes of planned blocks are recognised by
+// up the stack: each frame's caller is read at a stack offset learned once per frame and
+// looked up with its parent in one probe (recognition_walk.cpp). Frees, reallocs and usable sizes of planned blocks are recognised by
 // one range check.
 #pragma once
 #include <atomic>
@@ -21,32 +21,54 @@ struct recognition_slot {
     std::uint32_t node;  ///< 0: no site needs more frames here; else its trie node
 };
 
-/// One frame of a planned site's frames, below its parent (the frame it was called from is
-/// the child). Node 0 is unused.
-struct alignas(16) recognition_node {
+/// A node's delta when no planned site names a frame above it: the walk ends there. Negative,
+/// like an unusable distance and unlike a learned one, so one test tells a level to take.
+inline constexpr std::int32_t leaf_delta = INT32_MIN;
+/// A larger distance is left to the unwinder (learned as unusable): a misread (a frame whose
+/// size varies) must stay within the live stack above the slot, which a frame of at most this
+/// size guarantees in practice (the callers' frames, the thread's TLS or the process's
+/// arguments lie above).
+inline constexpr std::int32_t max_delta = 4096;
+
+/// One frame of a planned site's frames: the trie's nodes are the slots of one open-addressing
+/// table keyed by (parent node, return address) packed in one word, so a level of the walk is
+/// one probe and one compare. A node's id is its slot (slot 0 is never a node: id 0 is none);
+/// frame-0 nodes have parent 0 and are found through their recognition_slot instead.
+struct alignas(32) recognition_node {
+    std::uint64_t key;  ///< node_key(parent, ra); 0: an empty slot
     /// Bytes from the stack slot holding this frame's return address to the slot holding its
     /// caller's: the frame size of this function at this call, fixed unless it allocates on
-    /// the stack dynamically. 0: not learned yet; negative: not usable (the unwinder decides).
+    /// the stack dynamically; 1..max_delta once learned. 0: not learned yet; leaf_delta: no site
+    /// names a frame above this one; other negatives: not usable (the unwinder decides).
     std::atomic<std::int32_t> delta;
-    std::uint32_t site;     ///< the site whose frames end here (no_site: none)
+    /// The deepest site whose frames end here or below (towards frame 0): the walk's answer
+    /// when it stops at this node (no_site: none).
+    std::uint32_t site;
+    std::uint64_t id;       ///< this node's own id, ready to be or'ed into its children's keys
     std::uint16_t depth;    ///< frames from frame 0 to this one (frame 0's node: 1)
-    std::uint16_t deepest;  ///< the most frames any site at or below this node names
-    bool leaf;              ///< no site names a frame above this one
+    std::uint16_t deepest;  ///< the most frames any site at or above this node names
 };
+static_assert(sizeof(recognition_node) == 32);
 
-struct recognition_child {
-    std::uintptr_t ra;     ///< the caller's frame; 0: empty
-    std::uint32_t parent;  ///< node
-    std::uint32_t node;
-};
+/// Node ids fit in this many bits, a user-space return address in 47, so a (parent, return
+/// address) pair is exactly one word. 2^17 slots hold 65535 frames (a table at most half full):
+/// `rtmem run` passes at most about 1000 sites of at most 16 frames.
+inline constexpr int node_id_bits = 17;
+inline constexpr std::uint64_t max_nodes = std::uint64_t{1} << node_id_bits;
+/// Slot 0's key: it stays occupied so that probes pass it; no return address yields it.
+inline constexpr std::uint64_t reserved_key = ~std::uint64_t{0};
+
+[[gnu::always_inline]] inline std::uint64_t node_key(std::uint64_t parent,
+                                                     std::uintptr_t ra) noexcept {
+    return (static_cast<std::uint64_t>(ra) << node_id_bits) | parent;
+}
 
 struct recognition_table {
-    std::uint64_t mask;
+    std::size_t mask;
     recognition_slot* slots;
     planned_site* sites;
+    std::size_t node_mask;
     recognition_node* nodes;
-    std::uint64_t child_mask;
-    recognition_child* children;
 };
 
 /// Published once the plan is loaded (never when there is none).
@@ -55,58 +77,40 @@ extern std::atomic<const recognition_table*> g_table;
 extern std::atomic<std::uintptr_t> g_range_base;
 extern std::atomic<std::size_t> g_range_size;
 
-[[gnu::always_inline]] inline std::size_t slot_of(std::uintptr_t ra, std::uint64_t mask) noexcept {
+[[gnu::always_inline]] inline std::size_t slot_of(std::uintptr_t ra, std::size_t mask) noexcept {
     return static_cast<std::size_t>(((ra * 0x9e3779b97f4a7c15ull) >> 32) & mask);
 }
 
-/// Where the edge from `parent` to caller `ra` is looked for first (32-bit arithmetic: its
-/// constants fit in instructions, which leaves registers to the walk).
-[[gnu::always_inline]] inline std::size_t child_slot(std::uint32_t parent, std::uintptr_t ra,
-                                                     std::uint64_t mask) noexcept {
-    const std::uint32_t h = (static_cast<std::uint32_t>(ra) ^ (parent << 20)) * 0x9e3779b1u;
-    return static_cast<std::size_t>(h >> 8) & mask;
+/// The slot where the node of `key` is looked for first (a constant that fits in the multiply
+/// instruction; bits 32 and up of the product mix the parent's bits and the address's low
+/// ones).
+[[gnu::always_inline]] inline std::size_t node_slot(std::uint64_t key, std::size_t mask) noexcept {
+    return static_cast<std::size_t>((key * 0xffffffff9e3779b1ull) >> 32) & mask;
 }
 
-/// The trie edge from `parent` to the node of caller `ra` (0: none).
+/// The node of caller `ra` above `parent` (0: none).
 [[gnu::always_inline]] inline std::uint32_t child_of(const recognition_table* t,
                                                      std::uint32_t parent,
                                                      std::uintptr_t ra) noexcept {
-    for (std::size_t j = child_slot(parent, ra, t->child_mask);; j = (j + 1) & t->child_mask) {
-        const recognition_child& c = t->children[j];
-        if (c.ra == ra && c.parent == parent) return c.node;
-        if (c.ra == 0) return 0;
+    const std::uint64_t key = node_key(parent, ra);
+    for (std::size_t j = node_slot(key, t->node_mask);; j = (j + 1) & t->node_mask) {
+        const recognition_node& c = t->nodes[j];
+        if (c.key == key) return static_cast<std::uint32_t>(j);
+        if (c.key == 0) return 0;
     }
 }
 
-/// A caller whose probe met a used slot that is not a one-frame site: the probe chain from
-/// `slot`, then the site named by frame 0 alone, or the walk above it. Out of line: every
-/// entry point's fast path (an empty slot) keeps its few registers. `cfa`: the entry point's canonical frame address (its
-/// return address, frame 0, is the word below).
-void* allocate_recognised(const recognition_table* t, std::size_t slot, std::uintptr_t ra,
-                          const void* cfa, std::size_t size, std::size_t align) noexcept;
-/// The site of a call at a frame 0 whose sites need more frames (`root`: its trie node), or
-/// no_site.
-std::uint32_t find_deep(const recognition_table* t, std::uint32_t root, const void* cfa) noexcept;
-/// The walk on from `node` (not a leaf; its frame's return address at `at`).
-std::uint32_t find_deeper(const recognition_table* t, std::uint32_t root, std::uint32_t node,
-                          std::uintptr_t at, const void* cfa) noexcept;
-
-/// The first frame of the walk inline (most sites behind a wrapper need one); the rest, and
-/// the first call through a node (its distance to learn), in find_deep.
-[[gnu::always_inline]] inline std::uint32_t walk_first(const recognition_table* t,
-                                                       std::uint32_t root,
-                                                       const void* cfa) noexcept {
-    const recognition_node& n = t->nodes[root];
-    const std::int32_t d = n.delta.load(std::memory_order_relaxed);
-    if (d <= 0) [[unlikely]]
-        return find_deep(t, root, cfa);
-    const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(cfa) - sizeof(std::uintptr_t) +
-                              static_cast<std::uintptr_t>(d);
-    const std::uint32_t c = child_of(t, root, *reinterpret_cast<const std::uintptr_t*>(at));
-    if (c == 0) return n.site;
-    if (!t->nodes[c].leaf) return find_deeper(t, root, c, at, cfa);
-    return t->nodes[c].site;
-}
+/// A caller whose frame 0 is shared by sites named by more frames (`root`: its node): the walk
+/// up the stack, then that site's strategy. Out of line: every entry point's fast path keeps
+/// its few registers. `cfa`: the entry point's canonical frame address (its return address,
+/// frame 0, is the word below). nullptr: no planned site, or its strategy declined.
+/// The parameters are in the order the strategy's call takes them (this, size, align): the
+/// walk's tail call moves nothing.
+void* allocate_walked(const recognition_node* root, std::size_t size, std::size_t align,
+                      const void* cfa, const recognition_table* t) noexcept;
+/// A caller whose probe met a used slot of another frame 0: the rest of the probe chain.
+void* allocate_probed(const recognition_table* t, std::size_t slot, std::uintptr_t ra,
+                      const void* cfa, std::size_t size, std::size_t align) noexcept;
 
 /// A block from the site that called (ra: __builtin_return_address(0) of the entry point, cfa:
 /// its __builtin_dwarf_cfa()), or nullptr: not a planned site, or the site's strategy declined
@@ -119,8 +123,10 @@ std::uint32_t find_deeper(const recognition_table* t, std::uint32_t root, std::u
     const std::size_t i = slot_of(key, t->mask);
     const recognition_slot& e = t->slots[i];
     if (e.ra == 0) [[likely]] return nullptr;
-    if (e.ra == key && e.node == 0) return t->sites[e.site].allocate(size, align);
-    return allocate_recognised(t, i, key, cfa, size, align);
+    if (e.ra != key) [[unlikely]]
+        return allocate_probed(t, i, key, cfa, size, align);
+    if (e.node != 0) return allocate_walked(&t->nodes[e.node], size, align, cfa, t);
+    return t->sites[e.site].allocate(size, align);
 }
 
 [[gnu::always_inline]] inline bool owns(const void* p) noexcept {

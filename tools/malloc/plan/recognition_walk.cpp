@@ -23,15 +23,15 @@ void count(std::atomic<std::uint64_t>& c) noexcept {
 }
 
 constexpr std::int32_t unusable = -1;
-// A larger distance is left to the unwinder: a misread (a frame whose size varies) must stay
-// within the live stack above the slot, which a frame of at most this size guarantees in
-// practice (the callers' frames, the thread's TLS or the process's arguments lie above).
-constexpr std::int32_t max_delta = 4096;
 constexpr int own_frames = 8;  // at most this many of the library's frames above frame 0
 constexpr std::uint32_t max_frames = 32;
 
 std::uintptr_t word_at(std::uintptr_t address) noexcept {
     return *reinterpret_cast<const std::uintptr_t*>(address);
+}
+
+bool is_leaf(const recognition_node& n) noexcept {
+    return n.delta.load(std::memory_order_relaxed) == leaf_delta;
 }
 
 void set_delta(const recognition_node& n, std::int32_t d) noexcept {
@@ -72,7 +72,7 @@ void learn(const recognition_table* t, std::uint32_t node, std::uintptr_t ra,
         const auto d = static_cast<std::int64_t>(sp - 8) - static_cast<std::int64_t>(slot);
         set_delta(n, d > 0 && d <= max_delta ? static_cast<std::int32_t>(d) : unusable);
         const std::uint32_t next = child_of(t, node, ip);
-        if (next == 0 || t->nodes[next].leaf) return;
+        if (next == 0 || is_leaf(t->nodes[next])) return;
         node = next;
         slot = sp - 8;
     }
@@ -89,81 +89,98 @@ std::uint32_t walk_unwound(const recognition_table* t, std::uint32_t root, std::
     std::uintptr_t stack[max_frames];
     const std::uint32_t want = t->nodes[root].deepest;
     const int depth = caller_frames(ra, anchor, stack, static_cast<int>(want));
-    std::uint32_t node = root, best = t->nodes[root].site;
-    for (int k = 1; k < depth && !t->nodes[node].leaf; ++k) {
-        node = child_of(t, node, stack[k]);
-        if (node == 0) break;
-        if (t->nodes[node].site != no_site) best = t->nodes[node].site;
+    std::uint32_t node = root;
+    for (int k = 1; k < depth && !is_leaf(t->nodes[node]); ++k) {
+        const std::uint32_t next = child_of(t, node, stack[k]);
+        if (next == 0) break;
+        node = next;
     }
-    return best;
+    return t->nodes[node].site;
 }
 
-// The walk by learned distances. Returns false when a node on the way has none yet (0) or an
-// unusable one.
-// From `node` (its frame's return address at `at`; `best`: the deepest site matched so far).
-[[gnu::always_inline]] inline bool walk_slots(const recognition_table* t, std::uint32_t node,
-                                              std::uintptr_t at, std::uint32_t& best) noexcept {
-    const recognition_node* n = &t->nodes[node];
-    if (n->site != no_site) best = n->site;
-    do {
+// The walk by learned distances from `n` (its frame's return address at `at`): on return, the
+// node where it stops (a leaf, or a caller no site names: its site is the answer) and that
+// node's slot; false when the node reached has no usable distance (not learned yet, or left to
+// the unwinder).
+[[gnu::always_inline]] inline bool walk_slots(const recognition_table* t,
+                                              const recognition_node*& n,
+                                              std::uintptr_t& at) noexcept {
+    for (;;) {
         const std::int32_t d = n->delta.load(std::memory_order_relaxed);
+        // One test for the common case: a learned distance is positive (at most max_delta:
+        // set_delta stores no other).
         if (d <= 0) [[unlikely]]
-            return false;
-        at += static_cast<std::uintptr_t>(d);
-        node = child_of(t, node, word_at(at));
-        if (node == 0) break;
-        n = &t->nodes[node];
-        if (n->site != no_site) best = n->site;
-    } while (!n->leaf);
-    return true;
+            return d == leaf_delta;
+        const std::uintptr_t caller = at + static_cast<std::uintptr_t>(d);
+        const std::uint64_t key =
+            node_key(n->id, *reinterpret_cast<const std::uintptr_t*>(caller));
+        std::size_t j = node_slot(key, t->node_mask);
+        const recognition_node* c = &t->nodes[j];
+        while (c->key != key) [[unlikely]] {
+            if (c->key == 0) return true;
+            j = (j + 1) & t->node_mask;
+            c = &t->nodes[j];
+        }
+        n = c;
+        at = caller;
+    }
+}
+
+std::uint32_t parent_of(const recognition_node& n) noexcept {
+    return static_cast<std::uint32_t>(n.key & ((std::uint64_t{1} << node_id_bits) - 1));
 }
 
 // A distance to learn, or none usable: the first call along a path, or a frame 0 the unwinder
-// must handle.
-// `slot`: frame 0's (the entry point's frame address - 8); learn() checks it against the
-// unwinder before any distance is trusted.
-[[gnu::noinline, gnu::cold]] std::uint32_t find_slow(const recognition_table* t, std::uint32_t root,
-                                                     std::uintptr_t slot) noexcept {
+// must handle. `n`: the node the walk stopped at, its return address at `at`; frame 0's node
+// and slot are found again from them (the slots below are at the parents' distances, all
+// learned since the walk passed them): the fast path keeps no more values live than it needs.
+// learn() checks frame 0's slot against the unwinder before any distance is trusted.
+[[gnu::noinline, gnu::cold]] void* allocate_slow(const recognition_table* t,
+                                                 const recognition_node* n, std::uintptr_t at,
+                                                 std::size_t size, std::size_t align) noexcept {
+    const std::int32_t stop_delta = n->delta.load(std::memory_order_relaxed);
+    for (std::uint32_t p = parent_of(*n); p != 0; p = parent_of(*n)) {
+        n = &t->nodes[p];
+        at -= static_cast<std::uintptr_t>(n->delta.load(std::memory_order_relaxed));
+    }
+    const auto root = static_cast<std::uint32_t>(n - t->nodes);
+    const std::uintptr_t slot = at;
     const std::uintptr_t ra = word_at(slot);
-    learn(t, root, ra, slot);
+    // One unwind to learn a distance not learned yet; a node already found unusable goes to the
+    // caller-frame cache without it.
+    if (stop_delta == 0) learn(t, root, ra, slot);
     std::uint32_t site = no_site;
-    if (walk_slots(t, root, slot, site)) return site;
-    return walk_unwound(t, root, ra, slot + sizeof(std::uintptr_t));
+    const recognition_node* stop = n;
+    if (walk_slots(t, stop, at))
+        site = stop->site;
+    else
+        site = walk_unwound(t, root, ra, slot + sizeof(std::uintptr_t));
+    return site == no_site ? nullptr : t->sites[site].allocate(size, align);
 }
 
 }  // namespace
 
-std::uint32_t find_deeper(const recognition_table* t, std::uint32_t root, std::uint32_t node,
-                          std::uintptr_t at, const void* cfa) noexcept {
-    std::uint32_t site = t->nodes[root].site;
-    if (!walk_slots(t, node, at, site)) [[unlikely]]
-        return find_slow(t, root, reinterpret_cast<std::uintptr_t>(cfa) - sizeof(std::uintptr_t));
-    return site;
-}
-
-std::uint32_t find_deep(const recognition_table* t, std::uint32_t root, const void* cfa) noexcept {
-    std::uint32_t site = no_site;
+void* allocate_walked(const recognition_node* root, std::size_t size, std::size_t align,
+                      const void* cfa, const recognition_table* t) noexcept {
+    const recognition_node* n = root;
     // Frame 0's return address lies just below the entry point's frame address.
-    const std::uintptr_t slot = reinterpret_cast<std::uintptr_t>(cfa) - sizeof(std::uintptr_t);
-    if (!walk_slots(t, root, slot, site)) [[unlikely]]
-        return find_slow(t, root, slot);
-    return site;
+    std::uintptr_t at = reinterpret_cast<std::uintptr_t>(cfa) - sizeof(std::uintptr_t);
+    if (!walk_slots(t, n, at)) [[unlikely]]
+        return allocate_slow(t, n, at, size, align);
+    if (n->site == no_site) return nullptr;
+    return t->sites[n->site].allocate(size, align);
 }
 
-void* allocate_recognised(const recognition_table* t, std::size_t slot, std::uintptr_t ra,
-                          const void* cfa, std::size_t size, std::size_t align) noexcept {
+void* allocate_probed(const recognition_table* t, std::size_t slot, std::uintptr_t ra,
+                      const void* cfa, std::size_t size, std::size_t align) noexcept {
     const recognition_slot* e = &t->slots[slot];
     while (e->ra != ra) {
         if (e->ra == 0) return nullptr;
         slot = (slot + 1) & t->mask;
         e = &t->slots[slot];
     }
-    std::uint32_t site = e->site;
-    if (e->node != 0) {
-        site = walk_first(t, e->node, cfa);
-        if (site == no_site) return nullptr;
-    }
-    return t->sites[site].allocate(size, align);
+    if (e->node != 0) return allocate_walked(&t->nodes[e->node], size, align, cfa, t);
+    return t->sites[e->site].allocate(size, align);
 }
 
 recognition_walk_counts recognition_walk_stats() noexcept {

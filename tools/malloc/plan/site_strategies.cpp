@@ -24,6 +24,8 @@ constexpr std::size_t pool_cache_bytes = std::size_t{16} << 10;
 void planned_site::configure(site_group* group, std::uint32_t index, strategy s,
                              std::size_t block, std::size_t max_request) noexcept {
     group_ = group;
+    group_id_ = group->id() != 0 ? group->id() : ~std::uint64_t{0};  // configured after init
+    cache_offset_ = std::size_t{index} * sizeof(thread_site);
     index_ = index;
     kind_ = s;
     if (s == strategy::pool) {
@@ -44,7 +46,9 @@ void planned_site::configure(site_group* group, std::uint32_t index, strategy s,
 // ---- a thread's own cache: no lock ---------------------------------------------------------
 
 void* planned_site::allocate(std::size_t size, std::size_t align) noexcept {
-    thread_site& t = group_->mine(index_);
+    if (!attached()) [[unlikely]]
+        return allocate_attaching(size, align);
+    thread_site& t = mine();
     if (size >= limit_ || align > block_align) [[unlikely]] {
         t.declined.add();
         return nullptr;
@@ -71,11 +75,13 @@ void* planned_site::allocate(std::size_t size, std::size_t align) noexcept {
 }
 
 void planned_site::deallocate(void* p) noexcept {
-    thread_site& t = group_->mine(index_);
+    if (!attached()) [[unlikely]]
+        return deallocate_attaching(p);
+    thread_site& t = mine();
     t.freed.add();
     if (kind_ == strategy::pool) {
         if (t.count >= cache_limit_) [[unlikely]]
-            pool_flush(t, false);
+            return pool_flush_and_push(t, p);
         if (t.free == nullptr) t.tail = p;
         std::memcpy(p, &t.free, sizeof(void*));
         t.free = p;
@@ -89,6 +95,25 @@ void planned_site::deallocate(void* p) noexcept {
     // threads' frees only lower s->remote (from 0): at t.live == 0 none is left anywhere, so
     // the chunk is bumped from its start again (without reading its header).
     if (--t.live == 0) t.bump = reinterpret_cast<char*>(s) + span_header_bytes;
+}
+
+void* planned_site::allocate_attaching(std::size_t size, std::size_t align) noexcept {
+    (void)group_->mine(index_);
+    return allocate(size, align);
+}
+
+void planned_site::deallocate_attaching(void* p) noexcept {
+    (void)group_->mine(index_);
+    deallocate(p);
+}
+
+// The thread's pool cache is full: it goes to the site's list whole, then takes `p`.
+void planned_site::pool_flush_and_push(thread_site& t, void* p) noexcept {
+    pool_flush(t, false);
+    t.tail = p;
+    std::memcpy(p, &t.free, sizeof(void*));
+    t.free = p;
+    ++t.count;
 }
 
 site_counters planned_site::counters() noexcept {

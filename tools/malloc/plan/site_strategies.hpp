@@ -17,6 +17,7 @@ namespace rtmem::site_plan {
 inline constexpr std::size_t block_align = 16;
 /// A region block carries its size in front (realloc and malloc_usable_size need it).
 inline constexpr std::size_t region_prefix = 16;
+static_assert(region_prefix % block_align == 0);  // block_need rounds the sum
 /// The largest request a strategy serves (a region block must fit in one span).
 inline constexpr std::size_t largest_block = span_bytes - span_header_bytes - region_prefix;
 
@@ -65,15 +66,31 @@ class alignas(64) planned_site {
   private:
     /// A region block's bytes: its size prefix and the request rounded up (at least 16).
     static std::size_t block_need(std::size_t size) noexcept {
-        return region_prefix + (((size == 0 ? 1 : size) + block_align - 1) & ~(block_align - 1));
+        const std::size_t n = size + (size == 0 ? 1 : 0);  // a compare and an add with carry
+        return (n + region_prefix + block_align - 1) & ~(block_align - 1);
     }
+    // The first call of a thread: attaches it to the group, then as allocate/deallocate. Out of
+    // line and tail-called, like every slow path, so the fast paths save no register.
+    [[gnu::noinline]] void* allocate_attaching(std::size_t size, std::size_t align) noexcept;
+    [[gnu::noinline]] void deallocate_attaching(void* p) noexcept;
+    [[gnu::noinline]] void pool_flush_and_push(thread_site& t, void* p) noexcept;
     void* pool_refill(thread_site& t) noexcept;
     void pool_flush(thread_site& t, bool walk) noexcept;
     void* region_refill(thread_site& t, std::size_t size) noexcept;
     void region_retire(thread_site& t) noexcept;
     void region_remote_free(span_header* s) noexcept;
 
+    /// This thread's cache of the site, if the thread is attached to the group: its fast
+    /// paths read the group's id and the cache's offset from this line (no call, no null test).
+    [[gnu::always_inline]] bool attached() const noexcept { return tl_slot.group == group_id_; }
+    [[gnu::always_inline]] thread_site& mine() const noexcept {
+        return *reinterpret_cast<thread_site*>(reinterpret_cast<char*>(tl_slot.sites) +
+                                               cache_offset_);
+    }
+
     site_group* group_ = nullptr;
+    std::uint64_t group_id_ = ~std::uint64_t{0};  // the group's id (never 0: that is no group)
+    std::size_t cache_offset_ = 0;                 // index_ * sizeof(thread_site)
     std::uint32_t index_ = 0;
     strategy kind_ = strategy::pool;
     std::size_t block_ = 0;          // pool: the block size
