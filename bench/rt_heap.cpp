@@ -5,6 +5,8 @@
 //                             RTMEM_BENCH_HUGE=1)
 //   fig6_6/random/<heap>/N    thesis Fig 6.6: N blocks allocated, then freed in random order
 //                             (ns per operation)
+//   RTMEM_BENCH_BULK=N        no timing: N blocks allocated then freed in reverse order, for
+//                             callgrind's instruction counts (see measure_bulk)
 //   shared/<heap>/threads:T  T threads share one heap; each frees one of its 64 live blocks and
 //                             allocates a replacement (16..1024 B) per iteration. Aggregate
 //                             throughput (items_per_second over all threads, real time): rt_heap
@@ -162,6 +164,32 @@ void measure_flat(std::size_t live, std::size_t pairs) {
     flat_pairs(s, pairs);
 }
 
+// RTMEM_BENCH_BULK=<n>: instead of the benchmarks, the bulk phases of a program that builds a
+// structure and tears it down, per heap, for callgrind (instructions per call, load-free): n
+// blocks of 16..1024 B allocated (bulk_grow), then freed in reverse order (bulk_teardown, as a
+// program's destructors run), in one function each, twice (the second round reuses the heap):
+//   valgrind --tool=callgrind --toggle-collect='*bulk_*' rtmem_bench_rt_heap
+template <class Heap>
+[[gnu::noipa]] void bulk_grow(Heap& heap, std::span<void*> slots, std::span<const std::size_t> sizes) {
+    for (std::size_t i = 0; i < slots.size(); ++i) slots[i] = heap.allocate(sizes[i]);
+    benchmark::DoNotOptimize(slots.data());
+}
+template <class Heap>
+[[gnu::noipa]] void bulk_teardown(Heap& heap, std::span<void*> slots,
+                                  std::span<const std::size_t> sizes) {
+    for (std::size_t i = slots.size(); i-- > 0;) heap.deallocate(slots[i], sizes[i]);
+}
+template <class Heap>
+void measure_bulk(std::size_t n) {
+    Heap heap(std::max<std::size_t>(n * 1100, 8u << 20));
+    const auto sizes = random_sizes(n, 7);
+    std::vector<void*> slots(n);
+    for (int round = 0; round < 2; ++round) {
+        bulk_grow(heap, std::span<void*>(slots), std::span<const std::size_t>(sizes));
+        bulk_teardown(heap, std::span<void*>(slots), std::span<const std::size_t>(sizes));
+    }
+}
+
 template <class Heap>
 void fig6_6_random(benchmark::State& state) {
     const auto n = static_cast<std::size_t>(state.range(0));
@@ -236,6 +264,17 @@ void register_heap(const char* name) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (const char* spec = std::getenv("RTMEM_BENCH_BULK")) {
+        const std::size_t n = std::strtoul(spec, nullptr, 10);
+        if (n == 0) return 2;
+        measure_bulk<rt_heap_bench>(n);
+        measure_bulk<tlsf_cached_heap>(n);
+        measure_bulk<glibc_heap>(n);
+#if RTMEM_HAVE_MIMALLOC
+        measure_bulk<mimalloc_heap>(n);
+#endif
+        return 0;
+    }
     if (const char* spec = std::getenv("RTMEM_BENCH_PAIRS")) {
         const std::size_t live = std::strtoul(spec, nullptr, 10);
         const char* comma = std::strchr(spec, ',');

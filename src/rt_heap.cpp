@@ -158,7 +158,8 @@ rt_heap_thread_exit* this_threads_hook() noexcept {
 rt_heap::rt_heap(const rt_heap_options& options) noexcept
     : id_(next_heap_id.fetch_add(1, std::memory_order_relaxed)),
       options_(options),
-      drain_batch_(options.drain_batch == 0 ? 1 : options.drain_batch) {
+      drain_batch_(options.drain_batch == 0 ? 1 : options.drain_batch),
+      refill_batch_(options.refill_batch == 0 ? 1 : options.refill_batch) {
     const std::size_t seg = options.segment_bytes;
     if (!is_pow2(seg) || seg < min_segment_bytes || options.reserve_bytes < seg ||
         options.max_threads == 0) {
@@ -268,7 +269,7 @@ rt_heap::thread_heap* rt_heap::bind() noexcept {
 rt_heap::thread_heap* rt_heap::construct_heap(unsigned i) noexcept {
     thread_heap* h = new (heap_at(i)) thread_heap;
     h->index = i;
-    h->front.set_depth(options_.cache_depth, options_.cache_class_bytes);
+    h->front.set_depth(options_.cache_depth, options_.cache_class_bytes, refill_batch_);
     return h;
 }
 
@@ -328,20 +329,45 @@ RTMEM_ALWAYS_INLINE void* pop_again(detail::rt_heap_front& front, std::size_t si
 }
 }  // namespace
 
-void* rt_heap::allocate_miss(thread_heap& h, std::size_t size, std::size_t align) noexcept {
-    if (!h.remote.empty()) [[unlikely]]
-        return allocate_drained(h, size, align);
+// The request's list is empty: one TLSF block, or a run of its class (refill); growing the
+// heap when TLSF has neither. The run's work is out of line: with the lists off (or for a
+// class whose list holds one block) this path is the plain TLSF allocate it was.
+RTMEM_ALWAYS_INLINE void* rt_heap::allocate_tlsf(thread_heap& h, std::size_t size,
+                                             std::size_t align) noexcept {
+    if (size <= front_list::max_request && align <= front_align) {
+        const unsigned c = front_list::class_of(size);
+        if (h.front.refills(c)) return allocate_refill(h, c, size, align);
+    }
     if (void* p = h.tlsf.allocate(size, align)) [[likely]]
         return p;
     return allocate_slow(h, size, align);
 }
 
-void* rt_heap::allocate_drained(thread_heap& h, std::size_t size, std::size_t align) noexcept {
-    drain(h, drain_batch_);
-    if (void* p = pop_again(h.front, size, align)) return p;
+void* rt_heap::allocate_refill(thread_heap& h, unsigned c, std::size_t size,
+                               std::size_t align) noexcept {
+    const std::uint32_t n = is_pow2(align) ? h.front.refill_count(c) : 1;  // else reported
+    if (n > 1) {
+        if (void* p = h.tlsf.allocate_run(front_list::class_block(c), n)) [[likely]] {
+            h.front.push_run(c, p, n);
+            h.prepared += n - 1;
+            return p;
+        }
+    }
     if (void* p = h.tlsf.allocate(size, align)) [[likely]]
         return p;
     return allocate_slow(h, size, align);
+}
+
+void* rt_heap::allocate_miss(thread_heap& h, std::size_t size, std::size_t align) noexcept {
+    if (!h.remote.empty()) [[unlikely]]
+        return allocate_drained(h, size, align);
+    return allocate_tlsf(h, size, align);
+}
+
+void* rt_heap::allocate_drained(thread_heap& h, std::size_t size, std::size_t align) noexcept {
+    drain(h, drain_batch_);
+    if (void* p = pop_again(h.front, size, align)) return p;
+    return allocate_tlsf(h, size, align);
 }
 
 void* rt_heap::allocate_slow(thread_heap& h, std::size_t size, std::size_t align) noexcept {

@@ -147,6 +147,24 @@ bool tlsf_allocator::add_pool(std::span<std::byte> memory) noexcept {
     return true;
 }
 
+void* tlsf_allocator::allocate_run(std::size_t block_size, unsigned count) noexcept {
+    const std::size_t step = block_size + block::overhead;
+    const std::size_t whole = count * step - block::overhead;  // 8 mod 16, like block_size
+    void* first = allocate(whole);
+    if (first == nullptr || count == 1) return first;
+    // One block of `whole` (or more) bytes, accounted as one: cut it into `count`. The bytes
+    // used stay the same (the headers were inside it), the block counts grow.
+    block* b = block::from_user(first);
+    const std::size_t extra = b->size() - whole;  // a tail too small to split off
+    b->set_size(block_size + extra);
+    std::byte* header = b->user() + block_size + extra - block::overhead;
+    for (unsigned i = 1; i < count; ++i, header += step)
+        reinterpret_cast<block*>(header)->size_flags = block_size;  // used, previous used
+    live_ += count - 1;
+    total_ += count - 1;
+    return first;
+}
+
 void* tlsf_allocator::reject(std::size_t size, std::size_t align) const noexcept {
     if (!is_pow2(align))
         report_violation(violation_kind::bad_alignment, name, nullptr, size,

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <iterator>
 #include <memory>
+#include <vector>
 
 #include "conformance.hpp"
 #include "violation_recorder.hpp"
@@ -188,6 +190,7 @@ TEST(RtHeap, SizeClassListsServeTheSameSizeLastInFirstOutAndStayBounded) {
     rt_heap_options o = small_segments();
     o.cache_depth = 4;
     o.cache_class_bytes = 2000;
+    o.refill_batch = 1;  // only freed blocks on the lists (runs: the test below)
     rt_heap h{o};
     void* blocks[10];
     for (auto& p : blocks) ASSERT_NE(p = h.allocate(100), nullptr);
@@ -217,6 +220,68 @@ TEST(RtHeap, SizeClassListsServeTheSameSizeLastInFirstOutAndStayBounded) {
     EXPECT_TRUE(h.check());
 }
 
+TEST(RtHeap, AnEmptyListRefillsWithARunOfAdjacentBlocksThatDoublesUpToTheBatch) {
+    rt_heap_options o = small_segments();
+    o.cache_depth = 32;
+    o.refill_batch = 8;
+    rt_heap h{o};
+    ASSERT_TRUE(h.attach());  // lists one 24-byte block (attach's warm-up), never counted
+    const std::size_t base = h.cached_blocks();
+    // 48-byte requests take 56-byte blocks: 64 bytes apart with the header word.
+    std::vector<void*> blocks;
+    std::vector<std::size_t> listed;  // after each allocate
+    for (int i = 0; i < 40; ++i) {
+        blocks.push_back(h.allocate(48));
+        ASSERT_NE(blocks.back(), nullptr);
+        listed.push_back(h.cached_blocks() - base);
+    }
+    // Refills of 1, 2, 4, then 8 blocks (the batch): each hands out the first of its run and
+    // lists the rest, which the next allocates take in address order.
+    const std::size_t expected[] = {0, 1, 0, 3, 2, 1, 0, 7, 6, 5, 4, 3, 2, 1, 0, 7};
+    for (std::size_t i = 0; i < std::size(expected); ++i) EXPECT_EQ(listed[i], expected[i]) << i;
+    for (std::size_t i = 1; i < 7; ++i) {
+        if (i == 1 || i == 3) continue;  // a new run may start anywhere
+        EXPECT_EQ(static_cast<char*>(blocks[i]) - static_cast<char*>(blocks[i - 1]), 64);
+    }
+    for (std::size_t i = 8; i < 15; ++i)
+        EXPECT_EQ(static_cast<char*>(blocks[i]) - static_cast<char*>(blocks[i - 1]), 64);
+    // Listed blocks are neither live nor allocations; each run's blocks are TLSF blocks.
+    EXPECT_EQ(h.stats().live_count, 40u);
+    EXPECT_EQ(h.stats().total_count, 40u);
+    EXPECT_TRUE(h.check());
+    for (void* p : blocks) h.deallocate(p, 48);
+    EXPECT_EQ(h.stats().live_count, 0u);
+    EXPECT_EQ(h.stats().used, 0u);
+    EXPECT_LE(h.cached_blocks() - base, 32u);  // the list's capacity bounds what it holds
+    EXPECT_TRUE(h.check());
+}
+
+TEST(RtHeap, RefillRunsAreCappedByWhatTheListCanHoldAndOffWithBatchOne) {
+    rt_heap_options o = small_segments();
+    o.cache_depth = 32;
+    o.cache_class_bytes = 3500;  // 1000-byte blocks: 3 on a list
+    rt_heap h{o};
+    std::vector<void*> blocks;
+    for (int i = 0; i < 20; ++i) {
+        blocks.push_back(h.allocate(1000));
+        ASSERT_NE(blocks.back(), nullptr);
+        EXPECT_LE(h.cached_blocks(), 3u);
+    }
+    EXPECT_TRUE(h.check());
+    for (void* p : blocks) h.deallocate(p, 1000);
+    EXPECT_EQ(h.stats().used, 0u);
+
+    o.refill_batch = 1;
+    rt_heap plain{o};
+    for (int i = 0; i < 20; ++i) {
+        void* p = plain.allocate(48);
+        ASSERT_NE(p, nullptr);
+        EXPECT_EQ(plain.cached_blocks(), 0u);  // every miss is one TLSF block
+    }
+    EXPECT_EQ(plain.stats().total_count, 20u);
+    EXPECT_TRUE(plain.check());
+}
+
 TEST(RtHeap, BlocksOnTheListsGoBackToTlsfBeforeTheHeapGrows) {
     rt_heap_options o = small_segments();
     o.cache_depth = 64;
@@ -225,7 +290,8 @@ TEST(RtHeap, BlocksOnTheListsGoBackToTlsfBeforeTheHeapGrows) {
     void* blocks[60];  // ~60 KiB: most of the first 64 KiB segment
     for (auto& p : blocks) ASSERT_NE(p = h.allocate(1000), nullptr);
     for (void* p : blocks) h.deallocate(p, 1000);
-    EXPECT_EQ(h.cached_blocks(), 60u);
+    EXPECT_GE(h.cached_blocks(), 60u);  // and what the last refill run left listed
+    EXPECT_LE(h.cached_blocks(), 64u);
     EXPECT_EQ(h.segments_used(), 1u);
     void* p = h.allocate(50000);  // only the listed blocks, coalesced, hold it
     ASSERT_NE(p, nullptr);

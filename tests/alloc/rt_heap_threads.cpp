@@ -99,6 +99,31 @@ TEST(RtHeapThreads, ExitedThreadsHeapIsAdoptedWithItsBlocks) {
     EXPECT_EQ(heap.stats().live_count, 0u);
 }
 
+// attach() walks the miss path of the smallest class once, which may refill by a run: in an
+// adopted heap that class's list may still hold blocks, and the run goes in front of them.
+TEST(RtHeapThreads, AttachToAnAdoptedHeapKeepsTheBlocksItsListsHold) {
+    rt_heap heap{test_options()};
+    std::thread([&] {
+        ASSERT_TRUE(heap.attach());
+        std::vector<void*> small;
+        for (int i = 0; i < 20; ++i) small.push_back(heap.allocate(16));  // runs of 2, 4, 8, ...
+        for (int i = 0; i < 3; ++i) heap.deallocate(small[static_cast<std::size_t>(i)], 16);
+        for (std::size_t i = 3; i < small.size(); ++i) heap.deallocate(small[i], 16);
+    }).join();
+    const std::size_t listed = heap.cached_blocks();
+    ASSERT_GT(listed, 0u);
+    std::thread([&] {
+        ASSERT_TRUE(heap.attach());  // adopts the heap above, then refills its class-1 list
+        EXPECT_TRUE(heap.check());
+        EXPECT_GE(heap.cached_blocks(), listed);
+        std::vector<void*> again;  // every listed block comes out once, then TLSF serves
+        for (std::size_t i = 0; i < 2 * listed; ++i) again.push_back(heap.allocate(16));
+        for (void* p : again) heap.deallocate(p, 16);
+    }).join();
+    EXPECT_TRUE(heap.check());
+    EXPECT_EQ(heap.stats().live_count, 0u);
+}
+
 // The exit hook (a thread_local destructor, on Windows the fiber-local storage callback) hands
 // the heap back and first takes back what other threads freed into it while it ran.
 TEST(RtHeapThreads, ThreadExitTakesBackQueuedBlocksAndHandsItsHeapBack) {

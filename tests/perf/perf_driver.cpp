@@ -120,6 +120,11 @@ RTMEM_PERF_CASE void* rtmem_perf_rt_heap_allocate(rtmem::rt_heap* h) {
 RTMEM_PERF_CASE void rtmem_perf_rt_heap_free(rtmem::rt_heap* h, void* p) {
     h->deallocate(p, block, 16);
 }
+// rt_heap's allocate when its list is empty and the class refills by a full run: one TLSF
+// search and split for refill_batch blocks, one handed out and the rest listed.
+RTMEM_PERF_CASE void* rtmem_perf_rt_heap_refill(rtmem::rt_heap* h) {
+    return h->allocate(block, 16);
+}
 // Growing stack: allocate then free the top block inside a warm chunk (no chunk change).
 RTMEM_PERF_CASE void* rtmem_perf_growing_stack_allocate(rtmem::growing_stack_allocator* a) {
     return a->allocate(block, 16);
@@ -279,6 +284,24 @@ int main(int argc, char** argv) {
             if (!h.attach()) return static_cast<void*>(nullptr);
             void* p = rtmem_perf_rt_heap_allocate(&h);
             h.deallocate(p, block, 16);
+            return p;
+        });
+    }
+    if (which == "rt_heap_refill") {
+        // Every measured allocate finds the list empty: the run it lists is taken by the
+        // unmeasured allocates after it (blocks are kept: the heap grows now and then).
+        rtmem::rt_heap_options o;
+        o.reserve_bytes = 256u << 20;
+        rtmem::rt_heap h{o};
+        if (!h.attach()) return 1;
+        for (unsigned i = 0; i < 2 * o.refill_batch; ++i)  // the class's run reaches the batch
+            if (h.allocate(block, 16) == nullptr) return 1;
+        while (h.cached_blocks() > 1)  // attach() listed one smallest block
+            if (h.allocate(block, 16) == nullptr) return 1;
+        return repeat(calls, [&] {
+            void* p = rtmem_perf_rt_heap_refill(&h);
+            for (unsigned i = 1; i < o.refill_batch; ++i)
+                if (h.allocate(block, 16) == nullptr) return static_cast<void*>(nullptr);
             return p;
         });
     }

@@ -32,6 +32,13 @@ struct rt_heap_options {
     /// TLSF free. A full list hands the freed block to TLSF.
     unsigned cache_depth = 32;
     std::size_t cache_class_bytes = std::size_t{16} << 10;
+    /// An allocate that finds its class's list empty takes up to this many blocks of the class
+    /// from TLSF in one search and split (a run), hands out one and lists the rest: a program
+    /// allocating many blocks of one size pays TLSF's search once per run. Per class the run
+    /// starts at 1 block and doubles at each refill up to this (and to what the list can
+    /// hold), so a size allocated only a few times holds little back. The refill's worst case
+    /// is one TLSF allocate plus a push per block (docs/rt-heap.md); 1 turns runs off.
+    unsigned refill_batch = 16;
     /// At most this many blocks freed by other threads are taken back per allocate call: the
     /// allocate's worst case grows by one TLSF free per block (4: p99.99 of a producer/consumer
     /// run 1085 ns against 2268 ns with 16, docs/rt-heap.md). An owner that allocates less often
@@ -60,8 +67,9 @@ struct rt_heap_options {
 ///
 /// Bounds per call (x86-64 instructions with RTMEM_CHECKS=0, measured in tests/perf):
 /// - allocate, own blocks: a pop from the size-class list (~15); when it is empty, a TLSF
-///   allocate (<= ~200) after at most drain_batch blocks other threads gave back are taken
-///   (each a push onto a list or a TLSF free, <= ~200).
+///   allocate (<= ~200) of a run of up to refill_batch blocks of the class (a header store and
+///   a link each: the rest are listed), after at most drain_batch blocks other threads gave
+///   back are taken (each a push onto a list or a TLSF free, <= ~200).
 /// - deallocate by the owning thread: a push onto the size-class list (~20); when it is full,
 ///   a TLSF free (<= ~200).
 /// - deallocate by another thread: wait-free, one atomic exchange and a few stores.
@@ -202,7 +210,9 @@ class rt_heap {
         front_list front;  // first: the fast paths touch only its lists
         tlsf_allocator tlsf;
         std::size_t segments = 0;  // granted to this heap
-        std::size_t prepared = 0;  // blocks attach() put on a list (stats() leaves them out)
+        // Blocks put on a list that no caller allocated (attach()'s, the rest of refill runs):
+        // stats() leaves them out of the allocation count.
+        std::size_t prepared = 0;
         unsigned index = 0;
         detail::remote_free_list remote;
     };
@@ -235,6 +245,9 @@ class rt_heap {
     thread_heap* bind() noexcept;
     void* allocate_unbound(std::size_t size, std::size_t align) noexcept;
     void* allocate_miss(thread_heap& h, std::size_t size, std::size_t align) noexcept;
+    void* allocate_tlsf(thread_heap& h, std::size_t size, std::size_t align) noexcept;
+    void* allocate_refill(thread_heap& h, unsigned c, std::size_t size,
+                          std::size_t align) noexcept;
     void* allocate_drained(thread_heap& h, std::size_t size, std::size_t align) noexcept;
     void* allocate_slow(thread_heap& h, std::size_t size, std::size_t align) noexcept;
     void free_remote(thread_heap* owner, void* p, std::size_t size) noexcept;
@@ -259,6 +272,7 @@ class rt_heap {
     std::size_t meta_bytes_ = 0;
     rt_heap_options options_;
     unsigned drain_batch_;
+    unsigned refill_batch_;
     alignas(destructive_interference_size) std::atomic<std::size_t> next_segment_{0};
     rt_heap* registry_prev_ = nullptr;  // live rt_heaps (see rt_heap_registry)
     rt_heap* registry_next_ = nullptr;

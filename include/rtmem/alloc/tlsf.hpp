@@ -117,6 +117,14 @@ class tlsf_allocator {
         return b->user();
     }
 
+    /// `count` (>= 1) adjacent live blocks of `block_size` bytes (a block size: 8 mod 16, >= 24)
+    /// from one search and one split: what `count` allocate calls would give, at the cost of one
+    /// plus a header store per block. Returns the first block, which may be larger than
+    /// block_size (it takes a tail too small to split off); each further block starts where the
+    /// previous one ends (usable_size + block::overhead after it). nullptr when no free block
+    /// holds the run. For a front end that lists the rest (rt_heap's size-class lists).
+    [[nodiscard]] void* allocate_run(std::size_t block_size, unsigned count) noexcept;
+
     RTMEM_ALWAYS_INLINE void deallocate(void* p, std::size_t size,
                                         std::size_t align = default_alignment) noexcept {
         (void)align;

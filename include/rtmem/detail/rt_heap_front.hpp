@@ -38,11 +38,56 @@ class rt_heap_front {
         return std::size_t{c} * 16 + tlsf_block::slot;
     }
 
-    void set_depth(unsigned depth, std::size_t class_bytes) noexcept {
+    /// `run`: the most blocks a refill takes from TLSF at once (1: no runs).
+    void set_depth(unsigned depth, std::size_t class_bytes, std::uint32_t run = 1) noexcept {
         depth_ = depth;
         class_bytes_ = class_bytes;
-        for (unsigned c = 1; c < classes; ++c)
+        run_ = run == 0 ? 1 : run;
+        for (unsigned c = 1; c < classes; ++c) {
             lists_[c].room = capacity(class_block(c), depth, class_bytes);
+            lists_[c].batch = run_ > 1 && lists_[c].room > 1 ? 1 : 0;
+        }
+    }
+
+    /// Whether an allocate that finds class c's list empty goes through refill_count (false:
+    /// the class never refills by runs, its list holds at most one block or runs are off).
+    [[nodiscard]] RTMEM_ALWAYS_INLINE bool refills(unsigned c) const noexcept {
+        return lists_[c].batch != 0;
+    }
+
+    /// The class of a request of n <= max_request bytes.
+    static constexpr unsigned class_of(std::size_t n) noexcept {
+        return static_cast<unsigned>(((n < 9 ? 9 : n) + 7) >> 4);
+    }
+
+    /// Blocks the next refill of class c's empty list should take from TLSF at once, the one
+    /// handed out included: the class's batch (1 at first, doubled at every refill: a class
+    /// allocated once holds nothing back, one allocated in bulk soon refills by `run`), at
+    /// most what the list can take. 1: no run, a plain TLSF allocate. Only when refills(c).
+    [[nodiscard]] std::uint32_t refill_count(unsigned c) noexcept {
+        list& l = lists_[c];
+        std::uint32_t n = l.batch;  // <= run_
+        if (n > l.room + 1) n = l.room + 1;
+        if (l.batch < run_) l.batch = l.batch > run_ / 2 ? run_ : 2 * l.batch;  // no overflow
+        return n;
+    }
+
+    /// Lists the rest of a run of `count` blocks of class c (see tlsf_allocator::allocate_run)
+    /// whose first, handed out, starts at `first`, in front of what the list holds (it has room:
+    /// refill_count); pops then take them in address order.
+    void push_run(unsigned c, void* first, std::uint32_t count) noexcept {
+        const std::size_t whole = class_block(c);
+        const std::size_t step = whole + tlsf_block::overhead;
+        list& l = lists_[c];
+        auto* p = static_cast<std::byte*>(first) + block::from_user(first)->size() +
+                  tlsf_block::overhead;
+        void* rest = l.head;  // attach() refills a list that may hold blocks
+        l.head = p;
+        l.room -= count - 1;
+        for (std::uint32_t i = 1; i < count; ++i, p += step) {
+            *reinterpret_cast<void**>(p) = i + 1 < count ? p + step : rest;
+            listed(p, whole);
+        }
     }
     /// Blocks class c can still take.
     [[nodiscard]] std::uint32_t pushes_left(unsigned c) const noexcept { return lists_[c].room; }
@@ -53,7 +98,7 @@ class rt_heap_front {
     /// A block for a request of n <= max_request bytes, or nullptr when its list is empty.
     [[nodiscard]] RTMEM_ALWAYS_INLINE void* pop(std::size_t n) noexcept {
         // == tlsf_classes::block_size_for(n) / 16; below 9 bytes that formula would give 0
-        list& l = lists_[((n < 9 ? 9 : n) + 7) >> 4];
+        list& l = lists_[class_of(n)];
         void* p = l.head;
         if (p == nullptr) [[unlikely]]
             return nullptr;
@@ -78,12 +123,7 @@ class rt_heap_front {
         --l.room;
         *static_cast<void**>(p) = l.head;
         l.head = p;
-        // The link and the mark word stay readable (and the last word, as in TLSF's free
-        // blocks: checks read it as the next header's boundary tag).
-        if (whole > 4 * tlsf_block::slot)
-            detail::poison(static_cast<std::byte*>(p) + 3 * tlsf_block::slot,
-                           whole - 4 * tlsf_block::slot);
-        if constexpr (check_level >= 1) static_cast<std::uintptr_t*>(p)[2] = queued_mark(p);
+        listed(p, whole);
         return true;
     }
 
@@ -94,10 +134,12 @@ class rt_heap_front {
     }
 
     /// Empties every list through free_block(p, block size). O(classes + blocks held).
+    /// Refill batches start again at 1 (the heap is short of memory).
     template <class Free>
     std::size_t flush(Free&& free_block) noexcept {
         std::size_t n = 0;
         for (unsigned c = 1; c < classes; ++c) {
+            if (lists_[c].batch != 0) lists_[c].batch = 1;
             while (void* p = pop_class(c)) {
                 free_block(p, class_block(c));
                 ++n;
@@ -142,14 +184,26 @@ class rt_heap_front {
     }
 
   private:
+    // A block just linked onto a list: the link and the mark word stay readable (and the last
+    // word, as in TLSF's free blocks: checks read it as the next header's boundary tag).
+    RTMEM_ALWAYS_INLINE static void listed(void* p, std::size_t whole) noexcept {
+        if (whole > 4 * tlsf_block::slot)
+            detail::poison(static_cast<std::byte*>(p) + 3 * tlsf_block::slot,
+                           whole - 4 * tlsf_block::slot);
+        if constexpr (check_level >= 1) static_cast<std::uintptr_t*>(p)[2] = queued_mark(p);
+    }
+
     struct list {
         void* head = nullptr;
-        std::uint32_t room = 0;  // pushes left before the list is full
+        std::uint32_t room = 0;   // pushes left before the list is full
+        std::uint32_t batch = 0;  // blocks the next refill takes (refill_count); 0: no runs
     };
+
     list lists_[classes] = {};
     std::size_t pops_ = 0;
     unsigned depth_ = 0;
     std::size_t class_bytes_ = 0;
+    std::uint32_t run_ = 1;
 };
 
 }  // namespace rtmem::detail
