@@ -401,6 +401,41 @@ TEST(MakePlanAgainstRtHeap, BurstsBeyondTheHeapsListsArePlannedAsRegions) {
         << e->reason;
 }
 
+TEST(MakePlanAgainstRtHeap, ATreeOfSmallBlocksFreedTogetherIsCreditedForItsOrder) {
+    // A parser's tree: 50,000 nodes of 64 B, each followed by a string from another site, all
+    // freed at the end. rt_heap's lists hold 32 blocks, so nearly every call misses them.
+    synthetic_trace t;
+    const auto node = t.add_stack({0x401000});
+    const auto text = t.add_stack({0x402000});
+    std::vector<std::uint64_t> nodes, texts;
+    for (int i = 0; i < 50000; ++i) {
+        nodes.push_back(t.alloc(node, 64));
+        texts.push_back(t.alloc(text, 24 + static_cast<std::uint64_t>(i % 5) * 16));
+    }
+    for (auto q : nodes) t.free(q);
+    for (auto q : texts) t.free(q);
+    site_map sites(t);
+    // Calls that cost the same on the region as a list miss on rt_heap: only the order pays.
+    plan_options o = against_rt_heap();
+    o.costs.region_call_ns = o.costs.heap_miss_ns;
+    o.costs.grouped_page_ns = 1500;
+    const plan p = plan_of(t, o);
+    const auto* s = find(p, sites.site_of(node));
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->strategy, plan_strategy::region) << s->reason;
+    // 50,000 x 64 B = 781.25 pages, each credited 1,500 ns.
+    EXPECT_NE(s->reason.find("packing: 781.2 pages of bulk-freed blocks kept in allocation order"),
+              std::string::npos)
+        << s->reason;
+    // Without the credit the same site saves nothing and stays on the heap.
+    o.costs.grouped_page_ns = 0;
+    const plan none = plan_of(t, o);
+    const auto* h = find(none, sites.site_of(node));
+    ASSERT_NE(h, nullptr);
+    EXPECT_EQ(h->strategy, plan_strategy::heap) << h->reason;
+    EXPECT_EQ(h->reason.find("packing: "), std::string::npos) << h->reason;
+}
+
 TEST(MakePlanAgainstRtHeap, ChunksPinnedByLongLivedBlocksAreChargedAndKeepTheSiteOnTheHeap) {
     synthetic_trace t;
     // Blocks above rt_heap's lists (3,000 B), 100 a burst: the same calls at both sites; the
@@ -450,11 +485,13 @@ TEST(MakePlanAgainstRtHeap, PlanCostsAreSetByName) {
     EXPECT_TRUE(set_plan_cost(c, "plan_page_ns", 500));
     EXPECT_EQ(c.page_ns, 500);
     EXPECT_TRUE(set_plan_cost(c, "plan_region_call_ns", 6));
+    EXPECT_TRUE(set_plan_cost(c, "plan_grouped_page_ns", 0));
+    EXPECT_EQ(c.grouped_page_ns, 0);
     EXPECT_EQ(c.region_call_ns, 6);
     EXPECT_FALSE(set_plan_cost(c, "page_ns", 1));
     EXPECT_FALSE(set_plan_cost(c, "malloc_ns", 1));  // the advice's cost model, not the plan's
     const auto names = plan_cost_names();
-    EXPECT_EQ(names.size(), 11u);
+    EXPECT_EQ(names.size(), 12u);
     for (auto n : names) EXPECT_EQ(n.substr(0, 5), "plan_") << n;
 }
 

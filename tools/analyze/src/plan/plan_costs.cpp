@@ -17,6 +17,7 @@ void for_each_plan_cost(plan_costs& c, F&& f) {
     f("plan_probe_ns", c.probe_ns);
     f("plan_page_ns", c.page_ns);
     f("plan_large_page_ns", c.large_page_ns);
+    f("plan_grouped_page_ns", c.grouped_page_ns);
     f("plan_min_saved_ns", c.min_saved_ns);
     f("plan_heap_list_blocks", c.heap_list_blocks);
     f("plan_heap_list_max_request", c.heap_list_max_request);

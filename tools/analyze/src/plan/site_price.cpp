@@ -112,6 +112,15 @@ site_price price_site(const plan_site& s, const site_profile& p, const plan_cost
     if (out.large && p.mode_size <= max_packed_block) {
         out.packed_pages = static_cast<double>(p.max_live_bump) / page;
         out.packing_ns = out.packed_pages * c.large_page_ns;
+    } else if (!out.large && s.strategy == plan_strategy::region && out.heap_misses > 0 &&
+               (p.cls == site_class::linear || p.cls == site_class::long_lived)) {
+        // Smaller blocks that pile up beyond the lists and go together (bulk-freed, or kept to
+        // the end): on rt_heap they come from TLSF among whatever other sites allocated
+        // meanwhile, in the region one after another in the order the program made them (a
+        // parser's tree, an interpreter's arenas), which is the order it reads them back in.
+        out.grouped = true;
+        out.packed_pages = static_cast<double>(p.max_live_bump) / page;
+        out.packing_ns = out.packed_pages * c.grouped_page_ns;
     }
     return out;
 }
@@ -134,7 +143,10 @@ std::string site_price::text() const {
     if (packing_ns > 0) {
         std::snprintf(pages, sizeof pages, "%.1f", packed_pages);
         t += std::string("; packing: ") + pages +
-             " pages of large blocks kept together instead of among rt_heap's TLSF blocks = " +
+             (grouped ? " pages of bulk-freed blocks kept in allocation order instead of among "
+                        "other sites' TLSF blocks = "
+                      : " pages of large blocks kept together instead of among rt_heap's TLSF "
+                        "blocks = ") +
              ns_text(packing_ns);
     }
     t += "; net " + ns_text(net_ns());

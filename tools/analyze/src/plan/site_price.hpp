@@ -21,8 +21,9 @@ struct site_price {
     double heap_pages = 0;          ///< pages the site's live blocks take on the heap
     std::uint64_t chunks_held = 0;  ///< region: chunks held at once (pinned by live blocks)
     double memory_ns = 0;           ///< (site_pages - heap_pages) x page_ns, at least 0
-    double packed_pages = 0;        ///< large blocks: pages of them kept together
-    double packing_ns = 0;          ///< packed_pages x large_page_ns
+    double packed_pages = 0;        ///< large or grouped blocks: pages of them kept together
+    bool grouped = false;           ///< packed_pages are of bulk-freed blocks below the lists
+    double packing_ns = 0;          ///< packed_pages x large_page_ns (grouped_page_ns)
 
     [[nodiscard]] double call_saving_ns() const noexcept { return heap_ns - strategy_ns; }
     [[nodiscard]] double net_ns() const noexcept {

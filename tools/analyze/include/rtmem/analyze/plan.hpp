@@ -98,6 +98,9 @@ struct plan_costs {
     /// a page of a site's blocks above the lists' largest kept together in the site's own
     /// spans rather than among rt_heap's other TLSF blocks (the program reads them together)
     double large_page_ns = 5000;
+    /// a page of a region site's bulk-freed blocks laid out in allocation order in its own
+    /// chunks rather than among the blocks other sites took from rt_heap's TLSF meanwhile
+    double grouped_page_ns = 1500;
     double min_saved_ns = 100000;  ///< a site's net saving over the trace below this: heap
     double heap_list_blocks = 32;         ///< blocks a size-class list holds (cache_depth)
     double heap_list_max_request = 2032;  ///< largest request the lists serve
