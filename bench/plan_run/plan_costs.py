@@ -34,6 +34,16 @@ def run_ns(rtmem, driver, plan, pairs):
     return out
 
 
+def check_routing(rtmem, driver, plan):
+    """The plan's figures are its strategies' only if every planned loop reached them."""
+    r = subprocess.run([rtmem, "run", "--stats", "--plan", plan, "--", driver, "all", "2560",
+                        "1"], capture_output=True, text=True, check=True)
+    want = ("5 of 5 sites matched", "0 requests of planned sites to the general heap")
+    if not all(w in r.stderr for w in want):
+        sys.exit("plan_costs.py: the plan did not route every planned loop to its strategy:\n" +
+                 r.stderr)
+
+
 def callgrind_instructions(rtmem, driver, plan, pairs, workdir):
     """Instructions per pair of one counted pass (after a warm-up pass), whole path."""
     out = {mode: {} for mode in MODES}
@@ -102,6 +112,7 @@ def main():
     try:
         plan = os.path.join(work, "plan.json")
         subprocess.run([driver, "make-plan", plan], check=True)
+        check_routing(rtmem, driver, plan)
         runs = [run_ns(rtmem, driver, plan, pairs) for _ in range(args.runs)]
         ns = {mode: {k: spread([r[mode][k] for r in runs]) for k in KINDS} for mode in MODES}
         instr = None
