@@ -39,11 +39,11 @@ using alloc_fn = void* (*)(std::size_t);
 // address, whether it holds malloc or the capturing function.
 alloc_fn volatile g_alloc = std::malloc;
 
-#define RTMEM_SITE(name)                                   \
+#define RTMEM_SITE(name)                                  \
     __attribute__((noinline)) void* name(std::size_t n) { \
-        void* p = g_alloc(n);                              \
-        KEEP(p);                                           \
-        return p;                                          \
+        void* p = g_alloc(n);                             \
+        KEEP(p);                                          \
+        return p;                                         \
     }
 RTMEM_SITE(site_pool)
 RTMEM_SITE(site_burst16)
@@ -81,21 +81,45 @@ __attribute__((noinline)) void loop_single(site_fn site, std::size_t size, long 
     for (long i = 0; i < pairs; ++i) std::free(site(size));
 }
 
-void run_pool(long n) { loop_pool(n); }
-void run_burst16(long n) { loop_burst<16>(site_burst16, n, true); }
-void run_burst256(long n) { loop_burst<256>(site_burst256, n, true); }
-void run_one40(long n) { loop_single(site_one40, 40, n); }
-void run_large(long n) { loop_burst<16>(site_large, n, false); }
-void run_unplanned(long n) { loop_single(site_unplanned, 72, n); }
+void run_pool(long n) {
+    loop_pool(n);
+}
+void run_burst16(long n) {
+    loop_burst<16>(site_burst16, n, true);
+}
+void run_burst256(long n) {
+    loop_burst<256>(site_burst256, n, true);
+}
+void run_one40(long n) {
+    loop_single(site_one40, 40, n);
+}
+void run_large(long n) {
+    loop_burst<16>(site_large, n, false);
+}
+void run_unplanned(long n) {
+    loop_single(site_unplanned, 72, n);
+}
 
 // What callgrind's --toggle-collect names: the timed passes (the warm-up pass calls the loops
 // directly, so it is not counted).
-extern "C" __attribute__((noinline)) void measure_pool(long n) { run_pool(n); }
-extern "C" __attribute__((noinline)) void measure_burst16(long n) { run_burst16(n); }
-extern "C" __attribute__((noinline)) void measure_burst256(long n) { run_burst256(n); }
-extern "C" __attribute__((noinline)) void measure_one40(long n) { run_one40(n); }
-extern "C" __attribute__((noinline)) void measure_large(long n) { run_large(n); }
-extern "C" __attribute__((noinline)) void measure_unplanned(long n) { run_unplanned(n); }
+extern "C" __attribute__((noinline)) void measure_pool(long n) {
+    run_pool(n);
+}
+extern "C" __attribute__((noinline)) void measure_burst16(long n) {
+    run_burst16(n);
+}
+extern "C" __attribute__((noinline)) void measure_burst256(long n) {
+    run_burst256(n);
+}
+extern "C" __attribute__((noinline)) void measure_one40(long n) {
+    run_one40(n);
+}
+extern "C" __attribute__((noinline)) void measure_large(long n) {
+    run_large(n);
+}
+extern "C" __attribute__((noinline)) void measure_unplanned(long n) {
+    run_unplanned(n);
+}
 
 struct kind {
     const char* name;
