@@ -86,14 +86,16 @@ struct module;
 /// (`--set plan_...=VALUE`). Measured on this machine (docs/advisor.md, "What a site saves
 /// against rt_heap").
 struct plan_costs {
-    double heap_list_ns = 3.9;    ///< rt_heap call served by its size-class list (pop or push)
-    double heap_miss_ns = 10;     ///< rt_heap call whose list is empty (allocate) or full (free)
-    double heap_large_ns = 19.5;  ///< rt_heap call for a block above the lists' largest: TLSF
-    double call_ns = 5.2;         ///< a call served by a pool (from the thread's cache)
+    // The call costs are bench/plan_run/plan_costs.py's figures (per call: half a pair).
+    double heap_list_ns = 4.0;   ///< rt_heap call served by its size-class list (pop or push)
+    /// rt_heap call whose list is empty (allocate: a refill by a run from TLSF) or full (free)
+    double heap_miss_ns = 7.9;
+    double heap_large_ns = 12;   ///< rt_heap call for a block above the lists' largest: TLSF
+    double call_ns = 4.6;        ///< a call served by a pool (from the thread's cache)
     /// a call served by a region (thread_stack runs as one): its bump walks into fresh lines
-    double region_call_ns = 7.2;
+    double region_call_ns = 4.9;
     /// every call of the program once a plan is loaded: the site probe of an unplanned call
-    double probe_ns = 0.4;
+    double probe_ns = 1.2;
     double page_ns = 2000;        ///< a 4 KiB page touched beyond what the heap would touch
     /// a page of a site's blocks above the lists' largest kept together in the site's own
     /// spans rather than among rt_heap's other TLSF blocks (the program reads them together)
