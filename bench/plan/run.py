@@ -11,7 +11,8 @@ Part "demo": examples/demo's baseline variant (rtmem_demo, which counts heap cal
 --profile, times each one) under glibc, under `rtmem run` (rt_heap alone), under `rtmem run
 --plan` with a plan made from its own trace, and the hand-ported rtmem variant. The demo's
 counting operator new is every allocation's first frame, so its sites are told apart only by
-unwinding: its plan is made with --plan-unwind-ns 0 (every site planned, the unwind paid).
+unwinding: two plans are run, the advisor's (defaults: it charges the walk, and may leave every
+site on the heap) and one made with --plan-unwind-ns 0 (every site that pays, the walk free).
 
 Part "programs": Debian programs nobody here wrote (python3, cc1plus, sqlite3, perl, xmllint,
 jq, lua5.4, gawk; a missing one is skipped), each recorded on input A (bench/plan/inputs.py),
@@ -475,7 +476,7 @@ def bench_demo(args, rtmem, build, out):
     # --profile times every heap call through another operator new, so its allocations come
     # from other return addresses: the profiled runs get a plan from a profiled trace (the
     # same frames, entities and seed), or the plan would match nothing there.
-    plan, plan_line, profile_plan = None, "", None
+    plan, plan_line, profile_plan, advised_line = None, "", None, ""
     trace_cmd = [demo, "--variant", "baseline", "--frames", str(args.trace_frames),
                  "--entities", str(args.entities), "--no-progress"]
     try:
@@ -483,13 +484,24 @@ def bench_demo(args, rtmem, build, out):
                                     extra=["--plan-unwind-ns", "0"])
         profile_plan, _ = make_plan(rtmem, trace_cmd + ["--profile"], env, work, "demo-profile",
                                     0, extra=["--plan-unwind-ns", "0"])
+        # The advisor's own plan (the walk charged) from the same traces.
+        for name, trace in (("demo-advised", "demo.rtt"), ("demo-advised-profile",
+                                                           "demo-profile.rtt")):
+            r = subprocess.run([rtmem, "advise", os.path.join(work, trace), "--plan",
+                                os.path.join(work, name + ".plan.json")],
+                               capture_output=True, text=True, check=True)
+            if name == "demo-advised":
+                advised_line = r.stdout.splitlines()[0] if r.stdout else ""
     except subprocess.CalledProcessError as e:
         print(f"   record/advise failed: {e}", file=sys.stderr)
+    advised = os.path.join(work, "demo-advised.plan.json")
+    profile_of = {plan: profile_plan, advised: os.path.join(work, "demo-advised-profile.plan.json")}
     variants = [("baseline, glibc", [], "baseline"),
                 ("baseline, rtmem run (rt_heap)", [rtmem, "run", "--"], "baseline")]
     if plan and has_plan_run(rtmem):
-        variants.append(("baseline, rtmem run --plan", [rtmem, "run", "--plan", plan, "--"],
-                         "baseline"))
+        variants.append(("baseline, rtmem run --plan (the advisor's)",
+                         [rtmem, "run", "--plan", advised, "--"], "baseline"))
+        variants.append((FORCED, [rtmem, "run", "--plan", plan, "--"], "baseline"))
     variants.append(("hand-ported rtmem variant", [], "rtmem"))
     timed = {label: [] for label, _, _ in variants}
     profiled = {label: [] for label, _, _ in variants}
@@ -498,9 +510,7 @@ def bench_demo(args, rtmem, build, out):
             print(f"   demo {label}: run {k + 1}/{args.demo_runs}", file=sys.stderr)
             for profile, sink in ((False, timed[label]), (True, profiled[label])):
                 j = os.path.join(work, f"run.{'p' if profile else 't'}.json")
-                pre = prefix
-                if profile and plan in prefix:
-                    pre = [profile_plan if x == plan else x for x in prefix]
+                pre = [profile_of.get(x, x) for x in prefix] if profile else prefix
                 cmd = pre + [demo, "--variant", variant, "--json", j] + common
                 if profile:
                     cmd.append("--profile")
@@ -535,7 +545,7 @@ def bench_demo(args, rtmem, build, out):
                              args.demo_runs)
         per_frame = lambda ns: ns / 1e3 / args.trace_frames
         real = {k: rows[label]["alloc_us_per_frame"]["median"] for k, label in
-                (("rt_heap", "baseline, rtmem run (rt_heap)"), ("plan", "baseline, rtmem run --plan"))}
+                (("rt_heap", "baseline, rtmem run (rt_heap)"), ("plan", FORCED))}
         replay["replayed_us_per_frame"] = {k: per_frame(replay[k]["median"]) for k in ("rt_heap", "plan")}
         replay["real_us_per_frame"] = real
         replay["replayed_ratio"] = replay["plan"]["median"] / replay["rt_heap"]["median"]
@@ -554,8 +564,13 @@ def bench_demo(args, rtmem, build, out):
             cg["factor"] = saving_factor(cg["real_saving_per_frame"],
                                          cg["replayed_saving_per_frame"])
             replay["callgrind"] = cg
-    return {"plan": plan_line, "rows": rows, "plan_summary": matched, "recovered": recovered,
+    return {"plan": f"the advisor's: {advised_line}; every site (--plan-unwind-ns 0): {plan_line}",
+            "rows": rows, "plan_summary": matched, "recovered": recovered,
             "replay": replay}
+
+
+# The demo's plan made with the walk free (every site that pays by its calls is planned).
+FORCED = "baseline, rtmem run --plan, every site (--plan-unwind-ns 0)"
 
 
 def recovered_by_round(variants, timed, profiled):
@@ -655,7 +670,8 @@ def main():
                        f"{args.demo_runs} runs each; plan: {report['demo']['plan']})", "",
                    demo_table(report["demo"])]
             if report["demo"]["plan_summary"]:
-                md += ["", f"Plan run summary: {report['demo']['plan_summary']}"]
+                md += ["", "Plan run summary (the every-site plan; the advisor's is in its line "
+                           f"above): {report['demo']['plan_summary']}"]
     if args.part in ("all", "programs"):
         report["programs"] = bench_programs(args, rtmem, mimalloc, args.out)
         md += ["", f"Programs (input B, {args.runs} runs per cell, medians with min–max):", "",
