@@ -9,9 +9,9 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 
+#include "plan_helpers.hpp"
 #include "rtmem/analyze/plan.hpp"
 #include "rtmem/analyze/trace_reader.hpp"
 #include "run_helpers.hpp"
@@ -23,6 +23,8 @@ using rtmem::analyze::plan;
 using rtmem::analyze::plan_frame;
 using rtmem::analyze::plan_site;
 using rtmem::analyze::plan_strategy;
+using rtmem::test::site_summary;
+using rtmem::test::slurp;
 
 const std::string program = std::string(RTMEM_PROGRAMS) + "/rtmem_plan_sites";
 
@@ -35,13 +37,6 @@ struct recorded {
     plan p;  // the four planned sites (ids 1..4) from the trace
     std::uint64_t planned_in_trace = 0;  // allocations of those sites in the trace
 };
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 plan_frame relative(const rtmem::analyze::trace_reader& r, std::uint64_t ip) {
     for (const auto& m : r.modules())
@@ -139,33 +134,6 @@ run_with_plan run_plan(const fs::path& plan_path) {
     return r;
 }
 
-// "plan site ID KIND: matched, N served, D to the general heap, F freed"
-struct site_line {
-    bool found = false;
-    std::string state;
-    std::uint64_t served = 0, declined = 0, freed = 0;
-};
-site_line site_summary(const std::string& summary, std::uint32_t id) {
-    // Parsed by hand: std::regex trips GCC 12's -Wmaybe-uninitialized under ASan at -O1.
-    site_line s;
-    const std::size_t at = summary.find("plan site " + std::to_string(id) + " ");
-    if (at == std::string::npos) return s;
-    const std::size_t state = summary.find(": ", at);
-    const std::size_t comma = summary.find(", ", state);
-    if (state == std::string::npos || comma == std::string::npos) return s;
-    unsigned long long served = 0, declined = 0, freed = 0;
-    if (std::sscanf(summary.c_str() + comma + 2,
-                    "%llu served, %llu to the general heap, %llu freed", &served, &declined,
-                    &freed) != 3)
-        return s;
-    s.found = true;
-    s.state = summary.substr(state + 2, comma - state - 2);
-    s.served = served;
-    s.declined = declined;
-    s.freed = freed;
-    return s;
-}
-
 TEST(PlanRun, TheTraceHasEveryKnownSite) {
     const plan& p = recording().p;
     ASSERT_EQ(p.sites.size(), 4u) << rtmem::analyze::plan_to_json(p);
@@ -205,8 +173,7 @@ TEST(PlanRun, TheAdvisorsPlanRuns) {
     const fs::path plan_path = recording().dir / "advised.json";
     const auto advise = rtmem::test::run_shell(
         std::string(RTMEM_CLI) + " advise --plan " + plan_path.string() +
-        " --set plan_heap_list_ns=20 --set plan_heap_miss_ns=20 --set plan_page_ns=0 "
-        "--set plan_min_saved_ns=0 --set plan_probe_ns=0 " +
+        rtmem::test::glibc_like_plan_costs +
         (recording().dir / "sites.rtt").string() + " >/dev/null 2>&1");
     ASSERT_EQ(advise.status, 0);
     const plan advised = rtmem::analyze::read_plan_file(plan_path.string());

@@ -11,9 +11,9 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 
+#include "plan_helpers.hpp"
 #include "rtmem/analyze/plan.hpp"
 #include "rtmem/analyze/trace_reader.hpp"
 #include "run_helpers.hpp"
@@ -25,16 +25,11 @@ using rtmem::analyze::plan;
 using rtmem::analyze::plan_frame;
 using rtmem::analyze::plan_site;
 using rtmem::analyze::plan_strategy;
+using rtmem::test::site_summary;
+using rtmem::test::slurp;
 
 const std::string program = std::string(RTMEM_PROGRAMS) + "/rtmem_plan_wrappers";
 constexpr std::uint64_t rounds = 4000;  // the program's default: allocations per site
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 // Each site's frames (module-relative, innermost first), by its request size.
 struct recorded {
@@ -91,27 +86,6 @@ plan_site site_of(std::uint32_t id, std::uint64_t size, std::size_t depth, plan_
     site.frames.assign(f.begin(),
                        f.begin() + static_cast<std::ptrdiff_t>(std::min(depth, f.size())));
     return site;
-}
-
-struct site_line {
-    bool found = false;
-    std::string state;
-    unsigned long long served = 0, declined = 0, freed = 0;
-};
-site_line site_summary(const std::string& summary, std::uint32_t id) {
-    site_line s;
-    const std::size_t at = summary.find("plan site " + std::to_string(id) + " ");
-    if (at == std::string::npos) return s;
-    const std::size_t state = summary.find(": ", at);
-    const std::size_t comma = summary.find(", ", state);
-    if (state == std::string::npos || comma == std::string::npos) return s;
-    if (std::sscanf(summary.c_str() + comma + 2,
-                    "%llu served, %llu to the general heap, %llu freed", &s.served, &s.declined,
-                    &s.freed) != 3)
-        return s;
-    s.found = true;
-    s.state = summary.substr(state + 2, comma - state - 2);
-    return s;
 }
 
 struct plan_run {
@@ -220,11 +194,10 @@ TEST(PlanWrappers, AWrongMatchStaysCorrect) {
 // small sites save nothing and the plan stays empty.
 TEST(PlanWrappers, TheAdvisorPlansTheWrapperSites) {
     const fs::path path = recording().dir / "advised.json";
-    const auto adv = rtmem::test::run_shell(
-        std::string(RTMEM_CLI) + " advise --plan " + path.string() +
-        " --set plan_heap_list_ns=20 --set plan_heap_miss_ns=20 --set plan_page_ns=0"
-        " --set plan_min_saved_ns=0 --set plan_probe_ns=0 " +
-        (recording().dir / "wrappers.rtt").string() + " >/dev/null 2>&1");
+    const auto adv =
+        rtmem::test::run_shell(std::string(RTMEM_CLI) + " advise --plan " + path.string() +
+                               rtmem::test::glibc_like_plan_costs +
+                               (recording().dir / "wrappers.rtt").string() + " >/dev/null 2>&1");
     ASSERT_EQ(adv.status, 0);
     const plan advised = rtmem::analyze::read_plan_file(path.string());
     std::size_t deep = 0;
