@@ -270,6 +270,7 @@ rt_heap::thread_heap* rt_heap::construct_heap(unsigned i) noexcept {
     thread_heap* h = new (heap_at(i)) thread_heap;
     h->index = i;
     h->front.set_depth(options_.cache_depth, options_.cache_class_bytes, refill_batch_);
+    if (options_.refill_runs == rt_heap_options::run_start::always) h->front.enable_runs();
     return h;
 }
 
@@ -451,6 +452,8 @@ void rt_heap::drain(thread_heap& h, std::size_t limit) noexcept {
     for (std::size_t i = 0; i < limit; ++i) {
         detail::remote_node* n = h.remote.pop();
         if (n == nullptr) return;
+        if (!h.front.runs_on()) [[unlikely]]
+            h.front.enable_runs();  // a heap fed by other threads (rt_heap_options::refill_runs)
         const std::size_t size = n->size;
         n->mark = 0;  // a block handed out again must not look queued
         free_own(h, n, size);

@@ -224,6 +224,7 @@ TEST(RtHeap, AnEmptyListRefillsWithARunOfAdjacentBlocksThatDoublesUpToTheBatch) 
     rt_heap_options o = small_segments();
     o.cache_depth = 32;
     o.refill_batch = 8;
+    o.refill_runs = rt_heap_options::run_start::always;
     rt_heap h{o};
     ASSERT_TRUE(h.attach());  // lists one 24-byte block (attach's warm-up), never counted
     const std::size_t base = h.cached_blocks();
@@ -260,6 +261,7 @@ TEST(RtHeap, RefillRunsAreCappedByWhatTheListCanHoldAndOffWithBatchOne) {
     rt_heap_options o = small_segments();
     o.cache_depth = 32;
     o.cache_class_bytes = 3500;  // 1000-byte blocks: 3 on a list
+    o.refill_runs = rt_heap_options::run_start::always;
     rt_heap h{o};
     std::vector<void*> blocks;
     for (int i = 0; i < 20; ++i) {
@@ -286,6 +288,7 @@ TEST(RtHeap, BlocksOnTheListsGoBackToTlsfBeforeTheHeapGrows) {
     rt_heap_options o = small_segments();
     o.cache_depth = 64;
     o.cache_class_bytes = 1u << 20;
+    o.refill_runs = rt_heap_options::run_start::always;
     rt_heap h{o};
     void* blocks[60];  // ~60 KiB: most of the first 64 KiB segment
     for (auto& p : blocks) ASSERT_NE(p = h.allocate(1000), nullptr);

@@ -3,6 +3,7 @@
 // than thread heaps, a double free from another thread, and the shared locked<> stress run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #if defined(__linux__)
@@ -102,7 +103,9 @@ TEST(RtHeapThreads, ExitedThreadsHeapIsAdoptedWithItsBlocks) {
 // attach() walks the miss path of the smallest class once, which may refill by a run: in an
 // adopted heap that class's list may still hold blocks, and the run goes in front of them.
 TEST(RtHeapThreads, AttachToAnAdoptedHeapKeepsTheBlocksItsListsHold) {
-    rt_heap heap{test_options()};
+    rt_heap_options o = test_options();
+    o.refill_runs = rt_heap_options::run_start::always;
+    rt_heap heap{o};
     std::thread([&] {
         ASSERT_TRUE(heap.attach());
         std::vector<void*> small;
@@ -120,6 +123,34 @@ TEST(RtHeapThreads, AttachToAnAdoptedHeapKeepsTheBlocksItsListsHold) {
         for (std::size_t i = 0; i < 2 * listed; ++i) again.push_back(heap.allocate(16));
         for (void* p : again) heap.deallocate(p, 16);
     }).join();
+    EXPECT_TRUE(heap.check());
+    EXPECT_EQ(heap.stats().live_count, 0u);
+}
+
+// By default a heap refills by runs only once it has taken back a block another thread freed:
+// before, every miss is one TLSF block and nothing is listed that no one freed.
+TEST(RtHeapThreads, RefillRunsStartOnceTheHeapTakesBackABlockAnotherThreadFreed) {
+    rt_heap heap{test_options()};
+    ASSERT_TRUE(heap.attach());  // lists one smallest block (its warm-up)
+    const std::size_t base = heap.cached_blocks();
+    std::vector<void*> blocks;
+    for (int i = 0; i < 40; ++i) {
+        blocks.push_back(heap.allocate(48));
+        ASSERT_NE(blocks.back(), nullptr);
+        EXPECT_EQ(heap.cached_blocks(), base);  // no run: made one after another, in order
+    }
+    for (std::size_t i = 1; i < blocks.size(); ++i)
+        EXPECT_EQ(static_cast<char*>(blocks[i]) - static_cast<char*>(blocks[i - 1]), 64);
+    std::thread([&] { heap.deallocate(blocks.back(), 48); }).join();
+    blocks.pop_back();
+    std::size_t most = 0;
+    for (int i = 0; i < 40; ++i) {  // the first miss takes the block back; later ones run
+        blocks.push_back(heap.allocate(48));
+        ASSERT_NE(blocks.back(), nullptr);
+        most = std::max(most, heap.cached_blocks() - base);
+    }
+    EXPECT_GE(most, 7u);  // runs of 1, 2, 4, 8, ... list the rest of each
+    for (void* p : blocks) heap.deallocate(p, 48);
     EXPECT_TRUE(heap.check());
     EXPECT_EQ(heap.stats().live_count, 0u);
 }

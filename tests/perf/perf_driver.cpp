@@ -292,6 +292,7 @@ int main(int argc, char** argv) {
         // unmeasured allocates after it (blocks are kept: the heap grows now and then).
         rtmem::rt_heap_options o;
         o.reserve_bytes = 256u << 20;
+        o.refill_runs = rtmem::rt_heap_options::run_start::always;
         rtmem::rt_heap h{o};
         if (!h.attach()) return 1;
         for (unsigned i = 0; i < 2 * o.refill_batch; ++i)  // the class's run reaches the batch

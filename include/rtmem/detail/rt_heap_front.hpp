@@ -38,16 +38,26 @@ class rt_heap_front {
         return std::size_t{c} * 16 + tlsf_block::slot;
     }
 
-    /// `run`: the most blocks a refill takes from TLSF at once (1: no runs).
+    /// `run`: the most blocks a refill takes from TLSF at once (1: no runs); runs start at
+    /// enable_runs().
     void set_depth(unsigned depth, std::size_t class_bytes, std::uint32_t run = 1) noexcept {
         depth_ = depth;
         class_bytes_ = class_bytes;
         run_ = run == 0 ? 1 : run;
+        runs_on_ = false;
         for (unsigned c = 1; c < classes; ++c) {
             lists_[c].room = capacity(class_block(c), depth, class_bytes);
-            lists_[c].batch = run_ > 1 && lists_[c].room > 1 ? 1 : 0;
+            lists_[c].batch = 0;
         }
     }
+    /// Lets every class that can hold more than one block refill by runs, from 1 block (off
+    /// until then: every miss is one TLSF block). Once per heap; O(classes).
+    void enable_runs() noexcept {
+        for (unsigned c = 1; c < classes; ++c)
+            if (run_ > 1 && capacity_of(c) > 1 && lists_[c].batch == 0) lists_[c].batch = 1;
+        runs_on_ = true;
+    }
+    [[nodiscard]] bool runs_on() const noexcept { return runs_on_; }
 
     /// Whether an allocate that finds class c's list empty goes through refill_count (false:
     /// the class never refills by runs, its list holds at most one block or runs are off).
@@ -204,6 +214,7 @@ class rt_heap_front {
     unsigned depth_ = 0;
     std::size_t class_bytes_ = 0;
     std::uint32_t run_ = 1;
+    bool runs_on_ = false;
 };
 
 }  // namespace rtmem::detail
