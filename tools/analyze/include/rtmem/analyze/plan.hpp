@@ -88,8 +88,9 @@ struct module;
 struct plan_costs {
     // The call costs are bench/plan_run/plan_costs.py's figures (per call: half a pair).
     double heap_list_ns = 4.0;   ///< rt_heap call served by its size-class list (pop or push)
-    /// rt_heap call whose list is empty (allocate: a refill by a run from TLSF) or full (free)
-    double heap_miss_ns = 7.9;
+    /// rt_heap call whose list is empty (allocate: one TLSF block, or a run once the heap takes
+    /// back other threads' frees) or full (free: TLSF)
+    double heap_miss_ns = 8.8;
     double heap_large_ns = 12;   ///< rt_heap call for a block above the lists' largest: TLSF
     double call_ns = 4.6;        ///< a call served by a pool (from the thread's cache)
     /// a call served by a region (thread_stack runs as one): its bump walks into fresh lines
