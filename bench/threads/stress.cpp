@@ -389,7 +389,8 @@ int main(int argc, char** argv) {
             o = rtmem::rt_heap_options::real_time_with(std::size_t{256} << 20);
         if (const char* batch = std::getenv("RTMEM_STRESS_DRAIN_BATCH"))  // for experiments
             o.drain_batch = static_cast<unsigned>(std::atoi(batch));
-        if (const char* runs = std::getenv("RTMEM_STRESS_RUNS"); runs && std::string_view(runs) == "always")
+        if (const char* runs = std::getenv("RTMEM_STRESS_RUNS");
+            runs && std::string_view(runs) == "always")
             o.refill_runs = rtmem::rt_heap_options::run_start::always;  // runs in every heap
         owned = std::make_unique<rtmem::rt_heap>(o);
         if (!owned->ready()) {

@@ -388,6 +388,7 @@ TEST(MakePlanAgainstRtHeap, BurstsBeyondTheHeapsListsArePlannedAsRegions) {
               std::string::npos)
         << s->reason;
     EXPECT_GE(s->expected_saved_ns, plan_costs{}.min_saved_ns);
+    EXPECT_FALSE(s->placement_only);  // its calls pay for it
     // The chunk holds a burst's blocks with their size prefixes: one chunk, reused.
     EXPECT_GE(s->chunk_bytes, 256u * (64 + 16));
     EXPECT_EQ(s->reason.find("chunks held at once"), std::string::npos) << s->reason;
@@ -430,6 +431,7 @@ TEST(MakePlanAgainstRtHeap, ATreeOfSmallBlocksFreedTogetherIsCreditedForItsOrder
     EXPECT_NE(s->reason.find("packing: 781.2 pages of bulk-freed blocks kept in allocation order"),
               std::string::npos)
         << s->reason;
+    EXPECT_TRUE(s->placement_only);  // the order is all it is planned for
     // Without the credit the same site saves nothing and stays on the heap.
     o.costs.grouped_page_ns = 0;
     const plan none = plan_of(t, o);

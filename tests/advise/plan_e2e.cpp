@@ -249,6 +249,31 @@ TEST_F(PlanEndToEnd, PricedAgainstRtHeapEverySiteLeftOnTheHeapSaysWhy) {
         << bad.output;
 }
 
+// A site planned only for its blocks' placement is marked, and the summary says the trace
+// cannot confirm that: rt_heap's calls priced at nothing, so the plan's calls only cost, and
+// only the packing credit can pay for a site.
+TEST_F(PlanEndToEnd, SitesPlannedOnlyForPlacementAreMarkedAndTheSummarySaysToTimeThem) {
+    const std::string file = work + "/placement.json";
+    const std::string heap_free =
+        " --set plan_heap_list_ns=0 --set plan_heap_miss_ns=0 --set plan_heap_large_ns=0"
+        " --set plan_probe_ns=0 --set plan_page_ns=0 --set plan_min_saved_ns=0"
+        " --plan-unwind-ns 0";
+    const auto placed = run(std::string(RTMEM_CLI) + " advise " + work + "/no_frames.rtt --plan " +
+                            file + heap_free + " --set plan_grouped_page_ns=100000");
+    ASSERT_EQ(placed.status, 0) << placed.output;
+    EXPECT_NE(placed.output.find("planned only for where their blocks go"), std::string::npos)
+        << placed.output;
+    EXPECT_NE(placed.output.find("[placement]"), std::string::npos) << placed.output;
+    // Sites whose calls pay are not marked.
+    const auto paid = run(std::string(RTMEM_CLI) + " advise " + work + "/no_frames.rtt --plan " +
+                          file + " --set period_max_cv=100 --plan-unwind-ns 0" + every_site_pays +
+                          " --set plan_grouped_page_ns=0");
+    ASSERT_EQ(paid.status, 0) << paid.output;
+    EXPECT_NE(paid.output.find("rtmem: wrote plan"), std::string::npos) << paid.output;
+    EXPECT_EQ(paid.output.find("[placement]"), std::string::npos) << paid.output;
+    EXPECT_EQ(paid.output.find("planned only for where"), std::string::npos) << paid.output;
+}
+
 TEST_F(PlanEndToEnd, ReplayOnAnAgedHeapSaysSo) {
     const std::string cli = RTMEM_CLI;
     auto r = run(cli + " replay " + work + "/frames.rtt --aged --backends glibc,tlsf -r 1 --no-mixed");

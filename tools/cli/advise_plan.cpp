@@ -79,9 +79,20 @@ void plan_output::write(const analyze::advice& adv, const analyze::site_map& sit
     }
     out << (by_strategy.empty() ? "" : ")") << ", recognised by up to " << p.depth
         << " frames; frame markers: " << (p.frame_markers ? "yes" : "no") << "\n";
+    std::size_t placement = 0;
+    for (const auto& s : p.sites)
+        placement += s.strategy != analyze::plan_strategy::heap && s.placement_only ? 1 : 0;
+    if (placement != 0)
+        out << "rtmem: " << placement << " of them planned only for where their blocks go "
+            << "(marked [placement]: their own chunks, in the order they were made), which a "
+               "trace cannot confirm: the program may read them faster or slower for it (docs/"
+               "advisor.md); time `rtmem run --plan` against `rtmem run` alone\n";
     for (const auto& s : p.sites) {
         out << "  " << analyze::plan_strategy_name(s.strategy) << "  " << s.frames.size()
-            << (s.whole_stack ? " frames (whole stack)" : " frames") << "  " << s.label;
+            << (s.whole_stack ? " frames (whole stack)" : " frames")
+            << (s.placement_only && s.strategy != analyze::plan_strategy::heap ? "  [placement]"
+                                                                                : "")
+            << "  " << s.label;
         if (s.strategy == analyze::plan_strategy::heap ||
             s.reason.find("fallback") != std::string::npos)
             out << "\n      " << s.reason;

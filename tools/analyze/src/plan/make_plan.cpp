@@ -103,10 +103,8 @@ bool choose(plan_site& s, const recommendation& r, const site_profile& p, bool m
     return false;
 }
 
-}  // namespace
-
-plan make_plan(const advice& a, const site_map& sites, const std::vector<module>& modules,
-               const plan_options& o, const std::function<std::string(std::uint32_t)>& label) {
+plan plan_sites(const advice& a, const site_map& sites, const std::vector<module>& modules,
+                const plan_options& o, const std::function<std::string(std::uint32_t)>& label) {
     plan out;
     out.program = o.program;
     out.trace = o.trace;
@@ -270,6 +268,27 @@ plan make_plan(const advice& a, const site_map& sites, const std::vector<module>
             s.frame_chunks = s.whole_stack = false;
         }
         out.sites.push_back(std::move(s));
+    }
+    return out;
+}
+
+}  // namespace
+
+plan make_plan(const advice& a, const site_map& sites, const std::vector<module>& modules,
+               const plan_options& o, const std::function<std::string(std::uint32_t)>& label) {
+    plan out = plan_sites(a, sites, modules, o, label);
+    if (o.costs.grouped_page_ns == 0 && o.costs.large_page_ns == 0) return out;
+    // The same plan without the packing credit: the sites it leaves on the heap are planned
+    // only for where their blocks go (the walk and the probe included, which a site's own
+    // price leaves out).
+    plan_options bare = o;
+    bare.costs.grouped_page_ns = bare.costs.large_page_ns = 0;
+    const plan without = plan_sites(a, sites, modules, bare, {});
+    for (auto& s : out.sites) {
+        if (s.strategy == plan_strategy::heap) continue;
+        const auto it = std::find_if(without.sites.begin(), without.sites.end(),
+                                     [&](const plan_site& w) { return w.id == s.id; });
+        s.placement_only = it == without.sites.end() || it->strategy == plan_strategy::heap;
     }
     return out;
 }

@@ -54,6 +54,10 @@ struct plan_site {
     // What the trace showed, to compare with what the run sees.
     std::uint64_t allocations = 0, bytes = 0;
     double expected_saved_ns = 0;  ///< against rt_heap, net of memory and recognition costs
+    /// Planned only for where its blocks go: without the packing credit (grouped_page_ns,
+    /// large_page_ns) it would stay on the heap. Whether a program gains by that depends on how
+    /// it reads the blocks, which a trace does not show. Not written to the plan file.
+    bool placement_only = false;
 };
 
 struct plan {
