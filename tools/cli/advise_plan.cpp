@@ -91,7 +91,7 @@ void plan_output::write(const analyze::advice& adv, const analyze::site_map& sit
         out << "  " << analyze::plan_strategy_name(s.strategy) << "  " << s.frames.size()
             << (s.whole_stack ? " frames (whole stack)" : " frames")
             << (s.placement_only && s.strategy != analyze::plan_strategy::heap ? "  [placement]"
-                                                                                : "")
+                                                                               : "")
             << "  " << s.label;
         if (s.strategy == analyze::plan_strategy::heap ||
             s.reason.find("fallback") != std::string::npos)
