@@ -132,6 +132,18 @@ def columns(rtmem, plan, mimalloc, want_plan=True):
     return cols
 
 
+def advise_summary(stdout):
+    """advise --plan's summary line, and its count of sites planned only for placement."""
+    lines = stdout.splitlines()
+    if not lines:
+        return ""
+    placement = [x for x in lines[1:] if "planned only for where their blocks go" in x]
+    if placement:
+        count = placement[0].split()[1]
+        return f"{lines[0]} ({count} of them only for placement: [placement])"
+    return lines[0]
+
+
 def make_plan(rtmem, trace_cmd, env, cwd, name, site_depth, stdin_path=None, extra=()):
     """Records trace_cmd, writes NAME.plan.json; returns (plan path, advise's summary line)."""
     trace = os.path.join(cwd, name + ".rtt")
@@ -146,7 +158,7 @@ def make_plan(rtmem, trace_cmd, env, cwd, name, site_depth, stdin_path=None, ext
         cmd += ["--site-depth", str(site_depth)]
     cmd += list(extra)
     r = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    return plan, r.stdout.splitlines()[0] if r.stdout else ""
+    return plan, advise_summary(r.stdout)
 
 
 def replay_plan(rtmem, plan, trace, repetitions):
@@ -491,7 +503,7 @@ def bench_demo(args, rtmem, build, out):
                                 os.path.join(work, name + ".plan.json")],
                                capture_output=True, text=True, check=True)
             if name == "demo-advised":
-                advised_line = r.stdout.splitlines()[0] if r.stdout else ""
+                advised_line = advise_summary(r.stdout)
     except subprocess.CalledProcessError as e:
         print(f"   record/advise failed: {e}", file=sys.stderr)
     advised = os.path.join(work, "demo-advised.plan.json")
