@@ -34,30 +34,21 @@ struct advisor_options {
                            join(analyze::plan_cost_names()) + ". See docs/advisor.md");
     }
 
-    [[nodiscard]] analyze::thresholds limits() const {
-        analyze::thresholds t;
-        analyze::cost_model c;
-        analyze::plan_costs pc;
-        apply(t, c, pc);
-        return t;
-    }
-    [[nodiscard]] analyze::cost_model costs() const {
-        analyze::thresholds t;
-        analyze::cost_model c;
-        analyze::plan_costs pc;
-        apply(t, c, pc);
-        return c;
-    }
-    [[nodiscard]] analyze::plan_costs plan_costs() const {
-        analyze::thresholds t;
-        analyze::cost_model c;
-        analyze::plan_costs pc;
-        apply(t, c, pc);
-        return pc;
-    }
+    [[nodiscard]] analyze::thresholds limits() const { return applied().t; }
+    [[nodiscard]] analyze::cost_model costs() const { return applied().c; }
+    [[nodiscard]] analyze::plan_costs plan_costs() const { return applied().pc; }
 
   private:
-    void apply(analyze::thresholds& t, analyze::cost_model& c, analyze::plan_costs& pc) const {
+    // Every --set lands in one of these (the defaults otherwise).
+    struct settings {
+        analyze::thresholds t;
+        analyze::cost_model c;
+        analyze::plan_costs pc;
+    };
+
+    [[nodiscard]] settings applied() const {
+        settings out;
+        auto& [t, c, pc] = out;
         for (const auto& s : sets) {
             const auto eq = s.find('=');
             if (eq == std::string::npos)
@@ -74,6 +65,7 @@ struct advisor_options {
                 throw usage_error("--set: unknown threshold or cost '" + name + "'");
             }
         }
+        return out;
     }
 };
 
