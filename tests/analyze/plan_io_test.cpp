@@ -31,6 +31,7 @@ plan sample_plan() {
     r.chunk_bytes = 65536;
     r.whole_stack = true;
     r.frame_chunks = true;
+    r.placement_only = true;
     p.sites.push_back(r);
     return p;
 }
@@ -53,6 +54,8 @@ TEST(PlanIo, RoundTripKeepsEveryField) {
     EXPECT_FALSE(q.sites[0].frame_chunks);
     EXPECT_TRUE(q.sites[1].whole_stack);
     EXPECT_TRUE(q.sites[1].frame_chunks);
+    EXPECT_FALSE(q.sites[0].placement_only);
+    EXPECT_TRUE(q.sites[1].placement_only);
     EXPECT_NE(plan_to_json(p).find("\"0x4f2a10\""), std::string::npos);
 }
 

@@ -91,6 +91,7 @@ plan_site parse_site(const json& s, const std::string& where) {
     }
     site.whole_stack = bool_field(s, "whole_stack", where);
     site.frame_chunks = bool_field(s, "frame_chunks", where);
+    site.placement_only = bool_field(s, "placement", where);
     site.block_size = unsigned_field(s, "block_size", where, 0);
     site.block_align = unsigned_field(s, "block_align", where, 0);
     site.chunk_bytes = unsigned_field(s, "chunk_bytes", where, 0);
@@ -147,6 +148,7 @@ std::string plan_to_json(const plan& p) {
             site["frames"].push_back({{"module", f.module}, {"offset", hex(f.offset)}});
         if (s.whole_stack) site["whole_stack"] = true;
         if (s.frame_chunks) site["frame_chunks"] = true;
+        if (s.placement_only) site["placement"] = true;
         if (s.block_size != 0) site["block_size"] = s.block_size;
         if (s.block_align != 0) site["block_align"] = s.block_align;
         if (s.chunk_bytes != 0) site["chunk_bytes"] = s.chunk_bytes;

@@ -56,7 +56,8 @@ struct plan_site {
     double expected_saved_ns = 0;  ///< against rt_heap, net of memory and recognition costs
     /// Planned only for where its blocks go: without the packing credit (grouped_page_ns,
     /// large_page_ns) it would stay on the heap. Whether a program gains by that depends on how
-    /// it reads the blocks, which a trace does not show. Not written to the plan file.
+    /// it reads the blocks, which a trace does not show; `rtmem tune` times it. Written to the
+    /// plan file as "placement": true.
     bool placement_only = false;
 };
 
