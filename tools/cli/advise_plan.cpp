@@ -86,7 +86,7 @@ void plan_output::write(const analyze::advice& adv, const analyze::site_map& sit
         out << "rtmem: " << placement << " of them planned only for where their blocks go "
             << "(marked [placement]: their own chunks, in the order they were made), which a "
                "trace cannot confirm: the program may read them faster or slower for it (docs/"
-               "advisor.md); time `rtmem run --plan` against `rtmem run` alone\n";
+               "advisor.md); `rtmem tune` times them in the program and keeps those that pay\n";
     for (const auto& s : p.sites) {
         out << "  " << analyze::plan_strategy_name(s.strategy) << "  " << s.frames.size()
             << (s.whole_stack ? " frames (whole stack)" : " frames")

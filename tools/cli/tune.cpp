@@ -1,0 +1,213 @@
+// rtmem tune PLAN -o TUNED [--rounds N] [--margin PCT] [--by cpu|wall] [--stdin FILE]
+//                 -- PROGRAM ARGS...
+// Times the plan's sites in the program against rt_heap alone and keeps only what measurably
+// pays. The advisor plans some sites only for where their blocks go ([placement]), which a trace
+// cannot confirm; a run can. Steps (analyze::tune_steps): the sites the trace justifies, then
+// every planned site; each is timed in paired rounds against the best so far (rt_heap alone to
+// begin with) and kept when it is faster by the sign test and the margin (analyze::
+// judge_rounds). Sites of a step that is not faster go to the heap in TUNED, with the figures.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "command.hpp"
+#include "count_option.hpp"
+#include "rtmem/analyze/paired_rounds.hpp"
+#include "rtmem/analyze/plan.hpp"
+#include "rtmem/analyze/plan_tune.hpp"
+#include "timed_run.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace analyze = rtmem::analyze;
+using rtmem::cli::usage_error;
+
+struct tune_args {
+    std::string plan, out, stdin_path, by = "cpu";
+    std::size_t rounds = 15;
+    double margin_percent = 2;
+    std::vector<std::string> command;
+};
+
+// One way of running the program: `rtmem run [--plan FILE] -- PROGRAM ARGS`.
+struct config {
+    std::string name;
+    std::string plan_file;  // empty: rt_heap alone
+    std::vector<std::size_t> sites;
+};
+
+struct tuner {
+    const tune_args& a;
+    std::string self;
+    bool warned_output = false;
+    std::uint64_t reference_digest = 0;
+
+    std::vector<std::string> argv(const config& c) const {
+        std::vector<std::string> v{self, "run"};
+        if (!c.plan_file.empty()) v.insert(v.end(), {"--plan", c.plan_file});
+        v.push_back("--");
+        v.insert(v.end(), a.command.begin(), a.command.end());
+        return v;
+    }
+
+    double time(const config& c) {
+        const auto r = rtmem::cli::run_timed(argv(c), a.stdin_path);
+        if (r.exit_code != 0)
+            throw usage_error(a.command[0] + " exited with " + std::to_string(r.exit_code) +
+                              " under " + c.name + " (rtmem tune needs a command that succeeds "
+                              "every time it runs); its stderr ended with:\n" + r.stderr_tail);
+        if (r.output_digest != reference_digest && !warned_output) {
+            warned_output = true;
+            std::cerr << "rtmem tune: warning: " << a.command[0] << " printed something else under "
+                      << c.name << " than under rt_heap alone (a program whose output varies from "
+                      "run to run, or a plan that changes what it does: compare them)\n";
+        }
+        return a.by == "wall" ? r.wall_s : r.cpu_s;
+    }
+
+    // Paired rounds, which config runs first alternating, until the verdict is settled.
+    analyze::paired_verdict compare(const config& base, const config& cand,
+                                    std::vector<double>& tb, std::vector<double>& tc) {
+        analyze::paired_rule rule;
+        rule.max_rounds = a.rounds;
+        rule.min_rounds = std::min<std::size_t>(rule.min_rounds, a.rounds);
+        rule.margin = a.margin_percent / 100;
+        for (std::size_t r = 0;; ++r) {
+            if (r % 2 == 0) {
+                tb.push_back(time(base));
+                tc.push_back(time(cand));
+            } else {
+                tc.push_back(time(cand));
+                tb.push_back(time(base));
+            }
+            const auto v = analyze::judge_rounds(tb, tc, rule);
+            if (v.settled) return v;
+        }
+    }
+};
+
+std::string fixed(double v, int digits) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+    return buf;
+}
+
+std::string spread(std::vector<double> t) {
+    std::sort(t.begin(), t.end());
+    const double med = t.size() % 2 ? t[t.size() / 2] : (t[t.size() / 2 - 1] + t[t.size() / 2]) / 2;
+    return fixed(med, 3) + " s (" + fixed(t.front(), 3) + "-" + fixed(t.back(), 3) + ")";
+}
+
+std::string verdict_text(const analyze::paired_verdict& v, const std::string& base) {
+    return fixed(v.median_ratio, 2) + "x " + base + " (median of " + std::to_string(v.rounds) +
+           " paired rounds, faster in " + std::to_string(v.wins) + ", sign test p = " +
+           fixed(v.p_value, 3) + ")";
+}
+
+void write_plan(const analyze::plan& p, const std::string& path) {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f << analyze::plan_to_json(p);
+    if (!f.flush()) throw usage_error("cannot write " + path);
+}
+
+int run_tune(const tune_args& a) {
+    if (a.command.empty())
+        throw usage_error("no program given (rtmem tune PLAN -o OUT -- PROGRAM ARGS...)");
+    if (a.by != "cpu" && a.by != "wall") throw usage_error("--by " + a.by + ": cpu or wall");
+    const fs::path out_dir = fs::path(a.out).has_parent_path() ? fs::path(a.out).parent_path()
+                                                               : fs::path(".");
+    if (fs::is_directory(a.out) || access(out_dir.c_str(), W_OK) != 0)
+        throw usage_error("-o " + a.out + ": cannot write a file there");
+    analyze::plan p;
+    try {
+        p = analyze::read_plan_file(a.plan);
+    } catch (const analyze::plan_error& e) {
+        throw usage_error(e.what());
+    }
+    const auto steps = analyze::tune_steps(p);
+    if (steps.empty()) {
+        write_plan(p, a.out);
+        std::cout << "rtmem tune: " << a.plan << " routes no site: nothing to time; wrote it "
+                  << "unchanged to " << a.out << "\n";
+        return 0;
+    }
+    std::error_code ec;
+    tuner t{a, fs::read_symlink("/proc/self/exe", ec).string()};
+    if (ec) throw usage_error("cannot find the rtmem executable: " + ec.message());
+    char dir_template[] = "/tmp/rtmem-tune.XXXXXX";
+    if (mkdtemp(dir_template) == nullptr) throw usage_error("cannot create a temporary directory");
+    const fs::path dir(dir_template);
+    struct remove_dir {
+        fs::path d;
+        ~remove_dir() {
+            std::error_code e;
+            fs::remove_all(d, e);
+        }
+    } cleanup{dir};
+
+    config best{"rt_heap alone", "", {}};
+    const auto first = rtmem::cli::run_timed(t.argv(best), a.stdin_path);  // warms caches
+    if (first.exit_code != 0)
+        throw usage_error(a.command[0] + " exited with " + std::to_string(first.exit_code) +
+                          " under rt_heap alone; its stderr ended with:\n" + first.stderr_tail);
+    t.reference_digest = first.output_digest;
+    std::cout << "rtmem tune: " << a.plan << ": " << a.by << " time of " << a.command[0]
+              << ", paired rounds against the best so far\n";
+    std::string kept_why, dropped_why;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        config cand{steps[i].name + " (" + std::to_string(steps[i].sites.size()) + ")",
+                    (dir / ("step" + std::to_string(i) + ".plan.json")).string(), steps[i].sites};
+        write_plan(analyze::plan_keeping(p, cand.sites, "", ""), cand.plan_file);
+        std::vector<double> tb, tc;
+        const auto v = t.compare(best, cand, tb, tc);
+        const std::string text = verdict_text(v, best.name);
+        std::cout << "  " << best.name << ": " << spread(tb) << "\n  " << cand.name << ": "
+                  << spread(tc) << "  " << text << ": " << (v.faster ? "kept" : "not kept")
+                  << "\n";
+        if (v.faster) {
+            best = cand;
+            kept_why = "rtmem tune: kept, " + text;
+        } else {
+            dropped_why = "rtmem tune: left on rt_heap, not faster by " +
+                          fixed(a.margin_percent, 0) + "% with significance: " + text;
+        }
+    }
+    write_plan(analyze::plan_keeping(p, best.sites, kept_why, dropped_why), a.out);
+    const std::size_t routed = steps.back().sites.size();
+    std::cout << "rtmem tune: wrote " << a.out << ": " << best.sites.size() << " of " << routed
+              << " planned site" << (routed == 1 ? "" : "s") << " kept"
+              << (best.sites.empty() ? " (none measurably pays: run the program with `rtmem run` alone)" : "")
+              << "\n";
+    return 0;
+}
+
+const bool registered = rtmem::cli::register_command(
+    {"tune", "Time a plan's sites in the program and keep only those that make it faster",
+     [](CLI::App& sub, std::function<int()>& run) {
+         auto a = std::make_shared<tune_args>();
+         sub.add_option("plan", a->plan, "Plan written by rtmem advise --plan")->required();
+         sub.add_option("-o,--output", a->out, "Where to write the tuned plan")->required();
+         sub.add_option("--rounds", a->rounds,
+                        "At most N paired rounds per step (default 15; at least 5 unless N is "
+                        "smaller; each round runs the program twice)")
+             ->check(rtmem::cli::at_least(1));
+         sub.add_option("--margin", a->margin_percent,
+                        "Keep a step only if its median time is at least PCT% below (default 2)")
+             ->check(CLI::Range(0.0, 50.0));
+         sub.add_option("--by", a->by, "What to compare: cpu (user + system, default) or wall");
+         sub.add_option("--stdin", a->stdin_path, "Feed FILE to the program's stdin on every run");
+         sub.add_option("command", a->command, "Program and arguments (after --)")->required();
+         run = [a] { return run_tune(*a); };
+     }});
+
+}  // namespace
