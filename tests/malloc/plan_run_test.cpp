@@ -263,6 +263,19 @@ TEST(PlanRun, APlanForAnotherProgramResolvesNothing) {
         << r.summary;
 }
 
+// What `rtmem tune` writes when no site pays: every site "heap". The plan is not loaded at all,
+// so the program pays no site probe; the warning says so and --stats shows no plan summary.
+TEST(PlanRun, APlanRoutingNoSiteIsNotLoaded) {
+    plan all_heap = recording().p;
+    for (auto& s : all_heap.sites) s.strategy = plan_strategy::heap;
+    const auto r = run_plan(write_plan(all_heap, "all-heap.json"));
+    ASSERT_EQ(r.result.status, 0) << r.summary;
+    EXPECT_EQ(r.result.out, recording().native_out);
+    EXPECT_NE(r.summary.find("routes no site"), std::string::npos) << r.summary;
+    EXPECT_EQ(r.summary.find("sites matched"), std::string::npos) << r.summary;
+    EXPECT_NE(r.summary.find("rt_heap"), std::string::npos) << r.summary;  // --stats still on
+}
+
 TEST(PlanRun, ACorruptPlanIsRefusedWithAClearError) {
     const fs::path bad = recording().dir / "corrupt.json";
     std::ofstream(bad) << "{\"format\": \"rtmem-plan\", \"version\": 1, \"sites\": [{\"strat";

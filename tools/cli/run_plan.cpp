@@ -91,7 +91,7 @@ compiled_plan compile_plan(const analyze::plan& p) {
                       " sites do not fit in the environment and are left to the general heap";
     else if (out.sites == 0)
         out.warning = "the plan routes no site (every site is \"heap\"): the program runs on the "
-                      "general heap alone";
+                      "general heap alone, as under `rtmem run` without --plan";
     return out;
 }
 
@@ -109,7 +109,10 @@ void apply_plan(const std::string& path, bool stats) {
                                   " has a frame without a usable module path");
     const compiled_plan c = compile_plan(p);
     if (!c.warning.empty()) std::cerr << "rtmem run: --plan " << path << ": " << c.warning << '\n';
-    setenv(contract::env_plan, c.text.c_str(), 1);
+    // A plan routing nothing is not loaded: the program runs exactly as under `rtmem run`
+    // alone, without the site probe every call of a loaded plan pays.
+    if (c.sites == 0) unsetenv(contract::env_plan);
+    else setenv(contract::env_plan, c.text.c_str(), 1);
     setenv(contract::env_plan_stats, stats ? "1" : "0", 1);
 }
 
