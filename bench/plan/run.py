@@ -16,9 +16,11 @@ site on the heap) and one made with --plan-unwind-ns 0 (every site that pays, th
 
 Part "programs": Debian programs nobody here wrote (python3, cc1plus, sqlite3, perl, xmllint,
 jq, lua5.4, gawk; a missing one is skipped), each recorded on input A (bench/plan/inputs.py),
-planned, and run on a different input B under glibc, mimalloc (LD_PRELOAD), `rtmem run` (rt_heap alone) and
-`rtmem run --plan`. Outputs are checked identical across columns. The plan column appears once
-`rtmem run --help` offers --plan. Which library served malloc and operator new in each column
+planned, tuned on input A (`rtmem tune`: the plan's sites timed in the program, only those
+that measurably pay kept), and run on a different input B under glibc, mimalloc (LD_PRELOAD),
+`rtmem run` (rt_heap alone), `rtmem run --plan` with the advisor's plan and with the tuned one
+(when tune kept no site, the tuned column is rt_heap alone's runs: what tune says to run).
+Outputs are checked identical across columns. Which library served malloc and operator new in each column
 is read from the dynamic linker (LD_DEBUG=bindings), not assumed.
 
 Beside each real run, the same plan replayed (`rtmem replay --plan`): for the demo the plan's
@@ -117,19 +119,39 @@ def find_mimalloc():
     return None
 
 
+def has_tune(rtmem):
+    return subprocess.run([rtmem, "tune", "--help"], capture_output=True).returncode == 0
+
+
 def has_plan_run(rtmem):
     help_text = subprocess.run([rtmem, "run", "--help"], capture_output=True, text=True).stdout
     return "--plan" in help_text
 
 
-def columns(rtmem, plan, mimalloc, want_plan=True):
+def columns(rtmem, plan, mimalloc, tuned=None):
     cols = [("glibc", [], {})]
     if mimalloc:
         cols.append(("mimalloc", [], {"LD_PRELOAD": mimalloc}))
     cols.append(("rt_heap", [rtmem, "run", "--"], {}))
-    if want_plan and plan and has_plan_run(rtmem):
+    if plan and has_plan_run(rtmem):
         cols.append(("plan", [rtmem, "run", "--plan", plan, "--"], {}))
+    if tuned and tuned["kept"]:
+        cols.append(("tuned plan", [rtmem, "run", "--plan", tuned["path"], "--"], {}))
     return cols
+
+
+def tune_plan(rtmem, plan, cmd, env, cwd, name, stdin_path=None):
+    """`rtmem tune` of the plan on the recording input: NAME.tuned.json, how many of its
+    planned sites it kept, and what it printed (None when the plan routes no site)."""
+    tuned = os.path.join(cwd, name + ".tuned.json")
+    tune = [rtmem, "tune", plan, "-o", tuned] + (["--stdin", stdin_path] if stdin_path else [])
+    r = subprocess.run(tune + ["--"] + cmd, env=env, cwd=cwd, capture_output=True, text=True,
+                       check=True)
+    m = re.search(r"(\d+) of (\d+) planned sites? kept", r.stdout)
+    if not m:
+        return None
+    return {"path": tuned, "kept": int(m.group(1)), "of": int(m.group(2)),
+            "lines": r.stdout.strip().splitlines()}
 
 
 def advise_summary(stdout):
@@ -358,14 +380,17 @@ def bench_programs(args, rtmem, mimalloc, out):
         stdin = p.get("stdin", lambda i: None)
         outs = p.get("outputs", lambda i: [])
         print(f"== {name}: recording input A, planning", file=sys.stderr)
-        plan, plan_line = None, ""
+        plan, plan_line, tuned = None, "", None
         try:
             plan, plan_line = make_plan(rtmem, p["cmd"]("A"), env, work, name, args.site_depth,
                                         stdin("A"))
+            if has_tune(rtmem):
+                print(f"== {name}: rtmem tune on input A", file=sys.stderr)
+                tuned = tune_plan(rtmem, plan, p["cmd"]("A"), env, work, name, stdin("A"))
         except subprocess.CalledProcessError as e:
-            print(f"   record/advise failed: {e}", file=sys.stderr)
-        cols = columns(rtmem, plan, mimalloc)
-        row = {"what": p["what"], "plan": plan_line, "columns": {}}
+            print(f"   record/advise/tune failed: {e}\n{e.stderr or ''}", file=sys.stderr)
+        cols = columns(rtmem, plan, mimalloc, tuned)
+        row = {"what": p["what"], "plan": plan_line, "tuned": tuned, "columns": {}}
         served, matched, runs = {}, {}, {col: [] for col, _, _ in cols}
         for col, prefix, extra in cols:
             e = dict(env, **extra)
@@ -385,7 +410,13 @@ def bench_programs(args, rtmem, mimalloc, out):
                                           stdin("B"), outs("B")))
         for col, _, _ in cols:
             rs = runs[col]
+            # Per-round ratios: the columns of one round ran back to back, so a slow spell of
+            # the machine (this VM's CPU time wanders by 25% from run to run) cancels in them.
+            paired = {f"cpu_vs_{ref}": summary([r["cpu_s"] / b["cpu_s"] for r, b in
+                                                zip(rs, runs[ref])])
+                      for ref in ("glibc", "rt_heap") if ref in runs}
             row["columns"][col] = {
+                **paired,
                 "served_by": served[col],
                 "plan_summary": matched[col],
                 "wall_s": summary([r["wall_s"] for r in rs]),
@@ -394,6 +425,8 @@ def bench_programs(args, rtmem, mimalloc, out):
                 "digests": sorted({r["digest"] for r in rs}),
                 "stderr_tail": rs[-1]["stderr"][-400:],
             }
+        if tuned and not tuned["kept"]:  # what tune says to run: rt_heap alone, same runs
+            row["columns"]["tuned plan"] = dict(row["columns"]["rt_heap"], same_as="rt_heap")
         digests = {d for c in row["columns"].values() for d in c["digests"]}
         row["outputs_identical"] = len(digests) == 1
         if plan and "plan" in row["columns"]:
@@ -455,19 +488,27 @@ def replay_table(results):
     return "\n".join(lines)
 
 
+def ratio_cell(stat):
+    return f"{stat['median']:.2f}x ({stat['min']:.2f}–{stat['max']:.2f})" if stat else "-"
+
+
 def programs_table(results):
     lines = ["| program | column | malloc / operator new served by | wall (median, min–max) | "
-             "vs glibc | CPU | vs glibc | peak RSS | output |",
+             "CPU | CPU vs glibc, per round | CPU vs rt_heap, per round | peak RSS | output |",
              "|---|---|---|---|---|---|---|---|---|"]
     for name, row in results.items():
-        base = {k: row["columns"].get("glibc", {}).get(k, {}).get("median")
-                for k in ("wall_s", "cpu_s")}
         for col, c in row["columns"].items():
-            ratio = {k: f"{c[k]['median'] / b:.2f}x" if b else "-" for k, b in base.items()}
             same = "identical" if row["outputs_identical"] else "DIFFERS"
             served = f"{c['served_by']['malloc']} / {c['served_by']['operator new']}"
+            if c.get("same_as"):
+                kept = row["tuned"]
+                lines.append(f"| {name} | {col} | = {c['same_as']} alone (tune kept 0 of "
+                             f"{kept['of']} sites) | | | {ratio_cell(c.get('cpu_vs_glibc'))} | "
+                             f"1.00x | | {same} |")
+                continue
             lines.append(f"| {name} | {col} | {served} | {fmt(c['wall_s'], 's')} | "
-                         f"{ratio['wall_s']} | {fmt(c['cpu_s'], 's')} | {ratio['cpu_s']} | "
+                         f"{fmt(c['cpu_s'], 's')} | {ratio_cell(c.get('cpu_vs_glibc'))} | "
+                         f"{ratio_cell(c.get('cpu_vs_rt_heap'))} | "
                          f"{fmt(c['rss_mib'], 'MiB', 1)} | {same} |")
     return "\n".join(lines)
 
@@ -686,13 +727,17 @@ def main():
                            f"above): {report['demo']['plan_summary']}"]
     if args.part in ("all", "programs"):
         report["programs"] = bench_programs(args, rtmem, mimalloc, args.out)
-        md += ["", f"Programs (input B, {args.runs} runs per cell, medians with min–max):", "",
+        md += ["", f"Programs (input B, {args.runs} rounds, every column once a round; medians "
+                   "with min–max; the ratios are taken per round, then their median):", "",
                programs_table(report["programs"]), "",
                "Replayed against real savings (input B recorded and replayed with the plan; "
                "replay: allocator time in calls, medians; real: CPU time, medians):", "",
                replay_table(report["programs"]), ""]
         for name, row in report["programs"].items():
             md.append(f"- {name}: {row['what']}. Plan from input A: {row['plan']}")
+            if row.get("tuned"):
+                md.append("  `rtmem tune` on input A: " + " / ".join(
+                    l.strip() for l in row["tuned"]["lines"][1:]))
             summary_b = row["columns"].get("plan", {}).get("plan_summary")
             if summary_b:
                 md.append(f"  On input B: {summary_b}")
