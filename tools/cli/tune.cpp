@@ -68,9 +68,10 @@ struct tuner {
                               "every time it runs); its stderr ended with:\n" + r.stderr_tail);
         if (r.output_digest != reference_digest && !warned_output) {
             warned_output = true;
-            std::cerr << "rtmem tune: warning: " << a.command[0] << " printed something else under "
-                      << c.name << " than under rt_heap alone (a program whose output varies from "
-                      "run to run, or a plan that changes what it does: compare them)\n";
+            std::cerr << "rtmem tune: warning: " << a.command[0] << " printed something else "
+                      << "under " << c.name << " than on its first run, under rt_heap alone (a "
+                      "program whose output varies from run to run, or a plan that changes what "
+                      "it does: compare them)\n";
         }
         return a.by == "wall" ? r.wall_s : r.cpu_s;
     }
