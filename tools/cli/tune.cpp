@@ -162,6 +162,10 @@ int run_tune(const tune_args& a) {
         throw usage_error(a.command[0] + " exited with " + std::to_string(first.exit_code) +
                           " under rt_heap alone; its stderr ended with:\n" + first.stderr_tail);
     t.reference_digest = first.output_digest;
+    if (analyze::sign_test_p(a.rounds, a.rounds) > analyze::paired_rule{}.alpha)
+        std::cerr << "rtmem tune: warning: --rounds " << a.rounds << " cannot show a step "
+                  << "faster (the sign test needs 5 rounds, all won, at 5%): every planned site "
+                     "will be left on rt_heap\n";
     std::cout << "rtmem tune: " << a.plan << ": " << a.by << " time of " << a.command[0]
               << ", paired rounds against the best so far\n";
     std::string kept_why, dropped_why;
@@ -203,7 +207,8 @@ const bool registered = rtmem::cli::register_command(
                         "smaller; each round runs the program twice)")
              ->check(rtmem::cli::at_least(1));
          sub.add_option("--margin", a->margin_percent,
-                        "Keep a step only if its median time is at least PCT% below (default 2)")
+                        "Keep a step only if its median per-round time ratio to the best so far is at "
+                        "least PCT% below 1 (default 2)")
              ->check(CLI::Range(0.0, 50.0));
          sub.add_option("--by", a->by, "What to compare: cpu (user + system, default) or wall");
          sub.add_option("--stdin", a->stdin_path, "Feed FILE to the program's stdin on every run");
