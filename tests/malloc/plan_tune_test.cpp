@@ -126,8 +126,14 @@ TEST(RtmemTune, AFailingProgramABadPlanAndBadOptionsAreClearErrors) {
     auto r = run_shell(tune(in + " -o " + out + " -- /bin/sh -c 'echo oops >&2; exit 3'"));
     EXPECT_EQ(r.status, 2) << r.out;
     EXPECT_NE(r.out.find("exited with 3 under rt_heap alone"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("--exit-status"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("oops"), std::string::npos) << r.out;
     EXPECT_FALSE(fs::exists(out));
+    // The same program, its status expected: timed like any other.
+    r = run_shell(tune(in + " -o " + out + " --rounds 1 --exit-status 3 -- /bin/sh -c 'exit 3'"));
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_TRUE(fs::exists(out));
+    fs::remove(out);
 
     std::ofstream(dir / "bad.json") << "{\"format\":\"rtmem-plan\",\"version\":1,\"sites\":[{}]}";
     r = run_shell(tune((dir / "bad.json").string() + " -o " + out + " -- /bin/true"));

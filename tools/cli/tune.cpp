@@ -35,6 +35,7 @@ using rtmem::cli::usage_error;
 struct tune_args {
     std::string plan, out, stdin_path, by = "cpu";
     std::size_t rounds = 15;
+    int exit_status = 0;  // what every run must exit with
     double margin_percent = 2;
     std::vector<std::string> command;
 };
@@ -60,12 +61,18 @@ struct tuner {
         return v;
     }
 
-    double time(const config& c) {
-        const auto r = rtmem::cli::run_timed(argv(c), a.stdin_path);
-        if (r.exit_code != 0)
+    rtmem::cli::timed_result run(const config& c) const {
+        auto r = rtmem::cli::run_timed(argv(c), a.stdin_path);
+        if (r.exit_code != a.exit_status)
             throw usage_error(a.command[0] + " exited with " + std::to_string(r.exit_code) +
-                              " under " + c.name + " (rtmem tune needs a command that succeeds "
-                              "every time it runs); its stderr ended with:\n" + r.stderr_tail);
+                              " under " + c.name + " (rtmem tune needs a command that exits with " +
+                              std::to_string(a.exit_status) + " every time it runs: "
+                              "--exit-status); its stderr ended with:\n" + r.stderr_tail);
+        return r;
+    }
+
+    double time(const config& c) {
+        const auto r = run(c);
         if (r.output_digest != reference_digest && !warned_output) {
             warned_output = true;
             std::cerr << "rtmem tune: warning: " << a.command[0] << " printed something else "
@@ -157,11 +164,7 @@ int run_tune(const tune_args& a) {
     } cleanup{dir};
 
     config best{"rt_heap alone", "", {}};
-    const auto first = rtmem::cli::run_timed(t.argv(best), a.stdin_path);  // warms caches
-    if (first.exit_code != 0)
-        throw usage_error(a.command[0] + " exited with " + std::to_string(first.exit_code) +
-                          " under rt_heap alone; its stderr ended with:\n" + first.stderr_tail);
-    t.reference_digest = first.output_digest;
+    t.reference_digest = t.run(best).output_digest;  // also warms the caches
     if (analyze::sign_test_p(a.rounds, a.rounds) > analyze::paired_rule{}.alpha)
         std::cerr << "rtmem tune: warning: --rounds " << a.rounds << " cannot show a step "
                   << "faster (the sign test needs 5 rounds, all won, at 5%): every planned site "
@@ -212,6 +215,10 @@ const bool registered = rtmem::cli::register_command(
              ->check(CLI::Range(0.0, 50.0));
          sub.add_option("--by", a->by, "What to compare: cpu (user + system, default) or wall");
          sub.add_option("--stdin", a->stdin_path, "Feed FILE to the program's stdin on every run");
+         sub.add_option("--exit-status", a->exit_status,
+                        "The exit status every run must have (default 0; e.g. 1 for a grep that "
+                        "finds nothing)")
+             ->check(CLI::Range(0, 255));
          sub.add_option("command", a->command, "Program and arguments (after --)")->required();
          run = [a] { return run_tune(*a); };
      }});
