@@ -51,6 +51,7 @@ def kept(null_logs, effect, rng):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default="build/release")
+    ap.add_argument("--rtmem", help="the rtmem executable (default: BUILD/tools/cli/rtmem)")
     ap.add_argument("--rounds", type=int, default=40, help="null rounds to measure")
     ap.add_argument("--trials", type=int, default=4000, help="simulated tunes per effect")
     ap.add_argument("command", nargs=argparse.REMAINDER)
@@ -58,10 +59,13 @@ def main():
     cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
     if not cmd:
         raise SystemExit("tune_power: no command (… -- PROGRAM ARGS)")
-    run = [os.path.join(a.build, "tools/cli/rtmem"), "run", "--"] + cmd
+    run = [a.rtmem or os.path.join(a.build, "tools/cli/rtmem"), "run", "--"] + cmd
     null_logs = []
     for k in range(a.rounds):
         first, second = cpu_seconds(run), cpu_seconds(run)
+        if min(first, second) <= 0:
+            raise SystemExit(f"tune_power: {' '.join(cmd)} took no measurable CPU time: time a "
+                             "command that runs for a while")
         null_logs.append(math.log(second / first) if k % 2 == 0 else math.log(first / second))
     # Under no effect, which run of a round is the candidate is a coin flip (tune alternates
     # the order), so the null is symmetric: use each measured ratio and its inverse; 40 rounds
