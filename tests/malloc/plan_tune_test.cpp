@@ -129,6 +129,12 @@ TEST(RtmemTune, AFailingProgramABadPlanAndBadOptionsAreClearErrors) {
     EXPECT_NE(r.out.find("--exit-status"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("oops"), std::string::npos) << r.out;
     EXPECT_FALSE(fs::exists(out));
+    // A Ctrl-C reaches the program (tune ignores it while one runs, as system() does): tune
+    // then stops, says so, and writes nothing.
+    r = run_shell(tune(in + " -o " + out + " -- /bin/sh -c 'kill -INT $$'"));
+    EXPECT_EQ(r.status, 2) << r.out;
+    EXPECT_NE(r.out.find("interrupted: no plan written"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(out));
     // The same program, its status expected: timed like any other.
     r = run_shell(tune(in + " -o " + out + " --rounds 1 --exit-status 3 -- /bin/sh -c 'exit 3'"));
     EXPECT_EQ(r.status, 0) << r.out;

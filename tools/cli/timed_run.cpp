@@ -1,6 +1,7 @@
 #include "timed_run.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,10 +60,19 @@ timed_result run_timed(const std::vector<std::string>& argv, const std::string& 
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
+    // As system() does: a Ctrl-C ends the program (same process group), not the caller, which
+    // then reports it and removes its temporary files.
+    struct sigaction ignore {}, old_int{}, old_quit{};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGINT, &ignore, &old_int);
+    sigaction(SIGQUIT, &ignore, &old_quit);
     const auto start = std::chrono::steady_clock::now();
     const pid_t pid = fork();
     if (pid < 0) throw usage_error(std::string("cannot fork: ") + std::strerror(errno));
     if (pid == 0) {
+        sigaction(SIGINT, &old_int, nullptr);
+        sigaction(SIGQUIT, &old_quit, nullptr);
         dup2(in, 0);
         dup2(out, 1);
         dup2(err, 2);
@@ -75,6 +85,8 @@ timed_result run_timed(const std::vector<std::string>& argv, const std::string& 
     rusage usage{};
     while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
     }
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGQUIT, &old_quit, nullptr);
     timed_result r;
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     r.cpu_s = seconds(usage.ru_utime) + seconds(usage.ru_stime);

@@ -6,6 +6,7 @@
 // every planned site; each is timed in paired rounds against the best so far (rt_heap alone to
 // begin with) and kept when it is faster by the sign test and the margin (analyze::
 // judge_rounds). Sites of a step that is not faster go to the heap in TUNED, with the figures.
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -63,6 +64,8 @@ struct tuner {
 
     rtmem::cli::timed_result run(const config& c) const {
         auto r = rtmem::cli::run_timed(argv(c), a.stdin_path);
+        if (r.exit_code == 128 + SIGINT || r.exit_code == 128 + SIGQUIT)
+            throw usage_error("interrupted: no plan written");
         if (r.exit_code != a.exit_status)
             throw usage_error(a.command[0] + " exited with " + std::to_string(r.exit_code) +
                               " under " + c.name + " (rtmem tune needs a command that exits with " +
