@@ -12,7 +12,7 @@ namespace {
 TEST(PairedRounds, SignTestMatchesTheBinomialTail) {
     EXPECT_DOUBLE_EQ(sign_test_p(0, 9), 1.0);
     EXPECT_NEAR(sign_test_p(5, 5), 1.0 / 32, 1e-12);
-    EXPECT_NEAR(sign_test_p(8, 9), 10.0 / 512, 1e-12);   // C(9,8) + C(9,9)
+    EXPECT_NEAR(sign_test_p(8, 9), 10.0 / 512, 1e-12);  // C(9,8) + C(9,9)
     EXPECT_NEAR(sign_test_p(12, 15), 576.0 / 32768, 1e-12);
     EXPECT_NEAR(sign_test_p(11, 15), 1941.0 / 32768, 1e-12);
 }

@@ -31,7 +31,8 @@ TEST(PlanTune, JustifiedSitesFirstThenEveryPlannedSite) {
 
 TEST(PlanTune, OneStepWhenEverySiteIsOfOneKind) {
     plan only_placement;
-    only_placement.sites = {site(1, plan_strategy::region, true), site(2, plan_strategy::pool, true)};
+    only_placement.sites = {site(1, plan_strategy::region, true),
+                            site(2, plan_strategy::pool, true)};
     ASSERT_EQ(tune_steps(only_placement).size(), 1u);
     EXPECT_EQ(tune_steps(only_placement)[0].name, "every planned site");
     plan no_placement;
@@ -53,7 +54,7 @@ TEST(PlanTune, DroppedSitesGoToTheHeapWithTheReason) {
     EXPECT_EQ(t.sites[0].reason, "advised; kept: faster");
     EXPECT_EQ(t.sites[1].strategy, plan_strategy::heap);
     EXPECT_EQ(t.sites[1].reason, "advised; left: not faster");
-    EXPECT_TRUE(t.sites[1].placement_only);  // still says why it was planned at all
+    EXPECT_TRUE(t.sites[1].placement_only);   // still says why it was planned at all
     EXPECT_EQ(t.sites[2].reason, "advised");  // already on the heap: untouched
     // The tuned plan is a valid plan file.
     const plan back = plan_from_json(plan_to_json(t));

@@ -3,6 +3,7 @@
 // significant, so with --rounds 1 every planned site is left on the heap, with the figures.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -20,10 +21,10 @@ using rtmem::analyze::plan_strategy;
 using rtmem::test::run_shell;
 
 fs::path scratch() {
-    const fs::path d = fs::temp_directory_path() /
-                       ("rtmem-tune-test-" + std::to_string(::testing::UnitTest::GetInstance()
-                                                                ->random_seed()) +
-                        "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    const fs::path d =
+        fs::temp_directory_path() /
+        ("rtmem-tune-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+         "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(d);
     fs::create_directories(d);
     return d;
@@ -66,7 +67,8 @@ TEST(RtmemTune, OneRoundCannotShowAGainSoEverySiteGoesToTheHeapWithTheFigures) {
     const fs::path dir = scratch();
     const std::string in = write(dir, "plan.json", two_site_plan(true));
     const std::string out = (dir / "tuned.json").string();
-    const auto r = run_shell(tune(in + " -o " + out + " --rounds 1 -- /bin/sh -c 'echo same'"));
+    const auto r =
+        run_shell(tune(in + " -o " + out + " --rounds 1 --repeat 1 -- /bin/sh -c 'echo same'"));
     ASSERT_EQ(r.status, 0) << r.out;
     // Two steps: the pool the trace justifies, then with the [placement] region too.
     EXPECT_NE(r.out.find("the sites the trace justifies (1)"), std::string::npos) << r.out;
@@ -88,6 +90,22 @@ TEST(RtmemTune, OneRoundCannotShowAGainSoEverySiteGoesToTheHeapWithTheFigures) {
     fs::remove_all(dir);
 }
 
+// A measurement is --repeat runs: one warm-up run, then per step and round one measurement of
+// the base and one of the candidate.
+TEST(RtmemTune, AMeasurementRunsTheProgramRepeatTimes) {
+    const fs::path dir = scratch();
+    const std::string in = write(dir, "plan.json", two_site_plan(true));
+    const fs::path log = dir / "runs";
+    const auto r =
+        run_shell(tune(in + " -o " + (dir / "t.json").string() +
+                       " --rounds 1 --repeat 3 -- /bin/sh -c 'echo run >> " + log.string() + "'"));
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("a measurement is 3 runs"), std::string::npos) << r.out;
+    const std::string runs = rtmem::test::slurp(log);
+    EXPECT_EQ(std::count(runs.begin(), runs.end(), '\n'), 1 + 2 * 2 * 3) << r.out;
+    fs::remove_all(dir);
+}
+
 TEST(RtmemTune, APlanRoutingNothingIsCopiedWithoutRunningTheProgram) {
     const fs::path dir = scratch();
     plan p = two_site_plan(false);
@@ -95,8 +113,8 @@ TEST(RtmemTune, APlanRoutingNothingIsCopiedWithoutRunningTheProgram) {
     const std::string in = write(dir, "plan.json", p);
     const std::string out = (dir / "tuned.json").string();
     const fs::path marker = dir / "ran";
-    const auto r = run_shell(tune(in + " -o " + out + " -- /bin/sh -c 'touch " +
-                                  marker.string() + "'"));
+    const auto r =
+        run_shell(tune(in + " -o " + out + " -- /bin/sh -c 'touch " + marker.string() + "'"));
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find("routes no site"), std::string::npos) << r.out;
     EXPECT_FALSE(fs::exists(marker));
@@ -108,7 +126,7 @@ TEST(RtmemTune, OutputThatDiffersBetweenRunsIsReported) {
     const fs::path dir = scratch();
     const std::string in = write(dir, "plan.json", two_site_plan(false));
     const auto r = run_shell(tune(in + " -o " + (dir / "t.json").string() +
-                                  " --rounds 1 -- /bin/sh -c 'echo $$'"));
+                                  " --rounds 1 --repeat 1 -- /bin/sh -c 'echo $$'"));
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find("warning: /bin/sh printed something else under"), std::string::npos)
         << r.out;

@@ -24,8 +24,8 @@ double seconds(const timeval& t) {
 // An unnamed file the child writes and the parent reads back.
 int scratch_file() {
     FILE* f = std::tmpfile();
-    if (f == nullptr) throw usage_error(std::string("cannot create a temporary file: ") +
-                                        std::strerror(errno));
+    if (f == nullptr)
+        throw usage_error(std::string("cannot create a temporary file: ") + std::strerror(errno));
     const int fd = dup(fileno(f));
     std::fclose(f);
     return fd;
@@ -37,7 +37,8 @@ std::uint64_t digest(int fd) {
     char buf[1 << 16];
     lseek(fd, 0, SEEK_SET);
     for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;)
-        for (ssize_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(buf[i])) * 1099511628211ull;
+        for (ssize_t i = 0; i < n; ++i)
+            h = (h ^ static_cast<unsigned char>(buf[i])) * 1099511628211ull;
     return h;
 }
 
@@ -62,7 +63,9 @@ timed_result run_timed(const std::vector<std::string>& argv, const std::string& 
     args.push_back(nullptr);
     // As system() does: a Ctrl-C ends the program (same process group), not the caller, which
     // then reports it and removes its temporary files.
-    struct sigaction ignore {}, old_int{}, old_quit{};
+    struct sigaction ignore = {};
+    struct sigaction old_int = {};
+    struct sigaction old_quit = {};
     ignore.sa_handler = SIG_IGN;
     sigemptyset(&ignore.sa_mask);
     sigaction(SIGINT, &ignore, &old_int);

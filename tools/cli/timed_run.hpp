@@ -8,9 +8,9 @@
 namespace rtmem::cli {
 
 struct timed_result {
-    double cpu_s = 0;   ///< user + system time of the process and the children it waited for
+    double cpu_s = 0;  ///< user + system time of the process and the children it waited for
     double wall_s = 0;
-    int exit_code = 0;  ///< the exit status, or 128 + the signal that ended it
+    int exit_code = 0;                ///< the exit status, or 128 + the signal that ended it
     std::uint64_t output_digest = 0;  ///< FNV-1a of everything it wrote to stdout
     std::string stderr_tail;          ///< the last 2000 bytes of its stderr
 };

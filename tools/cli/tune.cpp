@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -36,7 +37,9 @@ using rtmem::cli::usage_error;
 struct tune_args {
     std::string plan, out, stdin_path, by = "cpu";
     std::size_t rounds = 15;
-    int exit_status = 0;  // what every run must exit with
+    int exit_status = 0;     // what every run must exit with
+    std::size_t repeat = 0;  // runs per measurement; 0: enough for min_time
+    double min_time = 1.0;
     double margin_percent = 2;
     std::vector<std::string> command;
 };
@@ -53,6 +56,7 @@ struct tuner {
     std::string self;
     bool warned_output = false;
     std::uint64_t reference_digest = 0;
+    std::size_t runs_per_measurement = 1;
 
     std::vector<std::string> argv(const config& c) const {
         std::vector<std::string> v{self, "run"};
@@ -69,26 +73,39 @@ struct tuner {
         if (r.exit_code != a.exit_status)
             throw usage_error(a.command[0] + " exited with " + std::to_string(r.exit_code) +
                               " under " + c.name + " (rtmem tune needs a command that exits with " +
-                              std::to_string(a.exit_status) + " every time it runs: "
-                              "--exit-status); its stderr ended with:\n" + r.stderr_tail);
+                              std::to_string(a.exit_status) +
+                              " every time it runs: "
+                              "--exit-status); its stderr ended with:\n" +
+                              r.stderr_tail);
         return r;
     }
 
+    static double measure(const rtmem::cli::timed_result& r, const std::string& by) {
+        return by == "wall" ? r.wall_s : r.cpu_s;
+    }
+
+    // One measurement: the program run runs_per_measurement times back to back, times summed
+    // (a short program's run-to-run noise averages out; the pairing handles slow drifts).
     double time(const config& c) {
-        const auto r = run(c);
-        if (r.output_digest != reference_digest && !warned_output) {
-            warned_output = true;
-            std::cerr << "rtmem tune: warning: " << a.command[0] << " printed something else "
-                      << "under " << c.name << " than on its first run, under rt_heap alone (a "
-                      "program whose output varies from run to run, or a plan that changes what "
-                      "it does: compare them)\n";
+        double total = 0;
+        for (std::size_t k = 0; k < runs_per_measurement; ++k) {
+            const auto r = run(c);
+            if (r.output_digest != reference_digest && !warned_output) {
+                warned_output = true;
+                std::cerr << "rtmem tune: warning: " << a.command[0] << " printed something else "
+                          << "under " << c.name
+                          << " than on its first run, under rt_heap alone "
+                             "(a program whose output varies from run to run, or a plan that "
+                             "changes what it does: compare them)\n";
+            }
+            total += measure(r, a.by);
         }
-        return a.by == "wall" ? r.wall_s : r.cpu_s;
+        return total;
     }
 
     // Paired rounds, which config runs first alternating, until the verdict is settled.
-    analyze::paired_verdict compare(const config& base, const config& cand,
-                                    std::vector<double>& tb, std::vector<double>& tc) {
+    analyze::paired_verdict compare(const config& base, const config& cand, std::vector<double>& tb,
+                                    std::vector<double>& tc) {
         analyze::paired_rule rule;
         rule.max_rounds = a.rounds;
         rule.min_rounds = std::min<std::size_t>(rule.min_rounds, a.rounds);
@@ -121,8 +138,8 @@ std::string spread(std::vector<double> t) {
 
 std::string verdict_text(const analyze::paired_verdict& v, const std::string& base) {
     return fixed(v.median_ratio, 2) + "x " + base + " (median of " + std::to_string(v.rounds) +
-           " paired rounds, faster in " + std::to_string(v.wins) + ", sign test p = " +
-           fixed(v.p_value, 3) + ")";
+           " paired rounds, faster in " + std::to_string(v.wins) +
+           ", sign test p = " + fixed(v.p_value, 3) + ")";
 }
 
 void write_plan(const analyze::plan& p, const std::string& path) {
@@ -135,8 +152,8 @@ int run_tune(const tune_args& a) {
     if (a.command.empty())
         throw usage_error("no program given (rtmem tune PLAN -o OUT -- PROGRAM ARGS...)");
     if (a.by != "cpu" && a.by != "wall") throw usage_error("--by " + a.by + ": cpu or wall");
-    const fs::path out_dir = fs::path(a.out).has_parent_path() ? fs::path(a.out).parent_path()
-                                                               : fs::path(".");
+    const fs::path out_dir =
+        fs::path(a.out).has_parent_path() ? fs::path(a.out).parent_path() : fs::path(".");
     if (fs::is_directory(a.out) || access(out_dir.c_str(), W_OK) != 0)
         throw usage_error("-o " + a.out + ": cannot write a file there");
     analyze::plan p;
@@ -167,13 +184,21 @@ int run_tune(const tune_args& a) {
     } cleanup{dir};
 
     config best{"rt_heap alone", "", {}};
-    t.reference_digest = t.run(best).output_digest;  // also warms the caches
+    const auto first = t.run(best);  // also warms the caches
+    t.reference_digest = first.output_digest;
+    const double first_s = std::max(tuner::measure(first, a.by), 1e-3);
+    t.runs_per_measurement =
+        a.repeat != 0 ? a.repeat
+                      : std::clamp<std::size_t>(
+                            static_cast<std::size_t>(std::ceil(a.min_time / first_s)), 1, 50);
     if (analyze::sign_test_p(a.rounds, a.rounds) > analyze::paired_rule{}.alpha)
         std::cerr << "rtmem tune: warning: --rounds " << a.rounds << " cannot show a step "
                   << "faster (the sign test needs 5 rounds, all won, at 5%): every planned site "
                      "will be left on rt_heap\n";
     std::cout << "rtmem tune: " << a.plan << ": " << a.by << " time of " << a.command[0]
-              << ", paired rounds against the best so far\n";
+              << ", paired rounds against the best so far; a measurement is "
+              << t.runs_per_measurement << " run" << (t.runs_per_measurement == 1 ? "" : "s")
+              << " (the first took " << fixed(first_s, 3) << " s)\n";
     std::string kept_why, dropped_why;
     for (std::size_t i = 0; i < steps.size(); ++i) {
         config cand{steps[i].name + " (" + std::to_string(steps[i].sites.size()) + ")",
@@ -183,8 +208,7 @@ int run_tune(const tune_args& a) {
         const auto v = t.compare(best, cand, tb, tc);
         const std::string text = verdict_text(v, best.name);
         std::cout << "  " << best.name << ": " << spread(tb) << "\n  " << cand.name << ": "
-                  << spread(tc) << "  " << text << ": " << (v.faster ? "kept" : "not kept")
-                  << "\n";
+                  << spread(tc) << "  " << text << ": " << (v.faster ? "kept" : "not kept") << "\n";
         if (v.faster) {
             best = cand;
             kept_why = "rtmem tune: kept, " + text;
@@ -197,7 +221,9 @@ int run_tune(const tune_args& a) {
     const std::size_t routed = steps.back().sites.size();
     std::cout << "rtmem tune: wrote " << a.out << ": " << best.sites.size() << " of " << routed
               << " planned site" << (routed == 1 ? "" : "s") << " kept"
-              << (best.sites.empty() ? " (none measurably pays: run the program with `rtmem run` alone)" : "")
+              << (best.sites.empty()
+                      ? " (none measurably pays: run the program with `rtmem run` alone)"
+                      : "")
               << "\n";
     return 0;
 }
@@ -212,12 +238,20 @@ const bool registered = rtmem::cli::register_command(
                         "At most N paired rounds per step (default 15; at least 5 unless N is "
                         "smaller; each round runs the program twice)")
              ->check(rtmem::cli::at_least(1));
-         sub.add_option("--margin", a->margin_percent,
-                        "Keep a step only if its median per-round time ratio to the best so far is at "
-                        "least PCT% below 1 (default 2)")
+         sub.add_option(
+                "--margin", a->margin_percent,
+                "Keep a step only if its median per-round time ratio to the best so far is at "
+                "least PCT% below 1 (default 2)")
              ->check(CLI::Range(0.0, 50.0));
          sub.add_option("--by", a->by, "What to compare: cpu (user + system, default) or wall");
          sub.add_option("--stdin", a->stdin_path, "Feed FILE to the program's stdin on every run");
+         sub.add_option("--repeat", a->repeat,
+                        "Runs of the program per measurement, times summed (default: enough "
+                        "for --min-time by the first run, at most 50)")
+             ->check(rtmem::cli::at_least(1));
+         sub.add_option("--min-time", a->min_time,
+                        "With no --repeat: seconds a measurement should take (default 1)")
+             ->check(CLI::Range(0.0, 3600.0));
          sub.add_option("--exit-status", a->exit_status,
                         "The exit status every run must have (default 0; e.g. 1 for a grep that "
                         "finds nothing)")

@@ -19,11 +19,11 @@ struct paired_rule {
 
 struct paired_verdict {
     std::size_t rounds = 0;
-    std::size_t wins = 0;         ///< rounds the candidate took less time than the base
-    double median_ratio = 1;      ///< of candidate / base per round
-    double p_value = 1;           ///< P(at least `wins` of `rounds` | a coin flip each round)
-    bool faster = false;          ///< significant, and by the margin
-    bool settled = false;         ///< no further round can change the verdict (or max reached)
+    std::size_t wins = 0;     ///< rounds the candidate took less time than the base
+    double median_ratio = 1;  ///< of candidate / base per round
+    double p_value = 1;       ///< P(at least `wins` of `rounds` | a coin flip each round)
+    bool faster = false;      ///< significant, and by the margin
+    bool settled = false;     ///< no further round can change the verdict (or max reached)
 };
 
 /// P(X >= wins) for X ~ Binomial(rounds, 1/2).

@@ -13,7 +13,7 @@ namespace rtmem::analyze {
 
 /// One plan to time: the indices (into plan::sites) of the routed sites it keeps.
 struct plan_step {
-    std::string name;                 ///< "the sites the trace justifies", "every planned site"
+    std::string name;  ///< "the sites the trace justifies", "every planned site"
     std::vector<std::size_t> sites;
 };
 
