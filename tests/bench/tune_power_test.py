@@ -18,7 +18,7 @@ def main():
                         "50", "--"] + busy, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     lines = [l for l in r.stdout.splitlines() if l.startswith("true ratio")]
-    assert len(lines) == 8, r.stdout
+    assert len(lines) == 9, r.stdout
     for l in lines:
         share = float(re.search(r"kept in ([0-9.]+)%", l).group(1))
         assert 0 <= share <= 100, l

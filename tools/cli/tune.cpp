@@ -40,7 +40,7 @@ struct tune_args {
     int exit_status = 0;     // what every run must exit with
     std::size_t repeat = 0;  // runs per measurement; 0: enough for min_time
     double min_time = 1.0;
-    double margin_percent = 2;
+    double margin_percent = analyze::paired_rule{}.margin * 100;
     std::vector<std::string> command;
 };
 
@@ -241,7 +241,7 @@ const bool registered = rtmem::cli::register_command(
          sub.add_option(
                 "--margin", a->margin_percent,
                 "Keep a step only if its median per-round time ratio to the best so far is at "
-                "least PCT% below 1 (default 2)")
+                "least PCT% below 1 (default 5)")
              ->check(CLI::Range(0.0, 50.0));
          sub.add_option("--by", a->by, "What to compare: cpu (user + system, default) or wall");
          sub.add_option("--stdin", a->stdin_path, "Feed FILE to the program's stdin on every run");
