@@ -20,7 +20,8 @@ planned, tuned on input A (`rtmem tune`: the plan's sites timed in the program, 
 that measurably pay kept), and run on a different input B under glibc, mimalloc (LD_PRELOAD),
 `rtmem run` (rt_heap alone), `rtmem run --plan` with the advisor's plan and with the tuned one
 (when tune kept no site, the tuned column is rt_heap alone's runs: what tune says to run).
-Outputs are checked identical across columns. Which library served malloc and operator new in each column
+Outputs are checked identical across columns. A measurement of a program runs it as many times
+as make it last --min-time (1 s) of CPU, times reported per run: short runs are the noisiest. Which library served malloc and operator new in each column
 is read from the dynamic linker (LD_DEBUG=bindings), not assumed.
 
 Beside each real run, the same plan replayed (`rtmem replay --plan`): for the demo the plan's
@@ -35,6 +36,7 @@ Writes OUT/plan-bench.md (the tables) and OUT/plan-bench.json (every run).
 import argparse
 import hashlib
 import json
+import math
 import os
 import re
 import resource
@@ -74,6 +76,19 @@ def run_once(cmd, env, cwd, stdin_path=None, out_files=()):
             digest.update(fh.read())
     return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
             "rss_mib": usage.ru_maxrss / 1024, "digest": digest.hexdigest()[:16], "stderr": err}
+
+
+def run_measurement(k, cmd, env, cwd, stdin_path=None, out_files=()):
+    """One measurement: the command run k times back to back; wall and CPU per run (the sums
+    over k), the largest peak RSS, and the digest (every run must print the same)."""
+    runs = [run_once(cmd, env, cwd, stdin_path, out_files) for _ in range(k)]
+    digests = {r["digest"] for r in runs}
+    if len(digests) != 1:
+        raise RuntimeError(f"{' '.join(cmd)} printed different outputs in {k} runs")
+    return {"wall_s": sum(r["wall_s"] for r in runs) / k,
+            "cpu_s": sum(r["cpu_s"] for r in runs) / k,
+            "rss_mib": max(r["rss_mib"] for r in runs), "digest": runs[0]["digest"],
+            "stderr": runs[-1]["stderr"]}
 
 
 def served_by(cmd, env, cwd, program, stdin_path=None):
@@ -392,6 +407,11 @@ def bench_programs(args, rtmem, mimalloc, out):
         cols = columns(rtmem, plan, mimalloc, tuned)
         row = {"what": p["what"], "plan": plan_line, "tuned": tuned, "columns": {}}
         served, matched, runs = {}, {}, {col: [] for col, _, _ in cols}
+        # Runs per measurement: enough for --min-time by a warm-up run under glibc (short runs
+        # are the noisiest here: 0.15 s of python3 varies by +-25% from run to run).
+        warm = run_once(p["cmd"]("B"), env, work, stdin("B"), outs("B"))
+        reps = max(1, min(50, math.ceil(args.min_time / max(warm["cpu_s"], 1e-3))))
+        row["runs_per_measurement"] = reps
         for col, prefix, extra in cols:
             e = dict(env, **extra)
             served[col] = served_by(prefix + p["cmd"]("B"), e, work,
@@ -406,8 +426,8 @@ def bench_programs(args, rtmem, mimalloc, out):
         for k in range(args.runs):
             for col, prefix, extra in cols:
                 print(f"   {name} B under {col}: run {k + 1}/{args.runs}", file=sys.stderr)
-                runs[col].append(run_once(prefix + p["cmd"]("B"), dict(env, **extra), work,
-                                          stdin("B"), outs("B")))
+                runs[col].append(run_measurement(reps, prefix + p["cmd"]("B"), dict(env, **extra),
+                                                 work, stdin("B"), outs("B")))
         for col, _, _ in cols:
             rs = runs[col]
             # Per-round ratios: the columns of one round ran back to back, so a slow spell of
@@ -701,6 +721,10 @@ def main():
     ap.add_argument("--part", choices=["all", "demo", "programs"], default="all")
     ap.add_argument("-n", "--runs", type=int, default=5, help="runs per program and column")
     ap.add_argument("--only", type=lambda s: s.split(","), help="programs, comma-separated")
+    ap.add_argument("--min-time", type=float, default=1.0,
+                    help="programs: a measurement runs the program as many times as make it "
+                         "last this many seconds (CPU, by a warm-up run under glibc); times are "
+                         "reported per run")
     ap.add_argument("--site-depth", type=int, default=2,
                     help="advise --site-depth for programs (2, the best measured: sites behind "
                          "one wrapper such as xmalloc are told apart by a one-frame stack walk; "
@@ -743,7 +767,8 @@ def main():
                "replay: allocator time in calls, medians; real: CPU time, medians):", "",
                replay_table(report["programs"]), ""]
         for name, row in report["programs"].items():
-            md.append(f"- {name}: {row['what']}. Plan from input A: {row['plan']}")
+            md.append(f"- {name}: {row['what']}. A measurement: {row['runs_per_measurement']} "
+                      f"run(s) of input B. Plan from input A: {row['plan']}")
             if row.get("tuned"):
                 md.append("  `rtmem tune` on input A: " + " / ".join(
                     l.strip() for l in row["tuned"]["lines"][1:]))
