@@ -68,7 +68,8 @@ struct tuner {
 
     rtmem::cli::timed_result run(const config& c) const {
         auto r = rtmem::cli::run_timed(argv(c), a.stdin_path);
-        if (r.exit_code == 128 + SIGINT || r.exit_code == 128 + SIGQUIT)
+        const bool interrupted = r.exit_code == 128 + SIGINT || r.exit_code == 128 + SIGQUIT;
+        if (interrupted && r.exit_code != a.exit_status)
             throw usage_error("interrupted: no plan written");
         if (r.exit_code != a.exit_status)
             throw usage_error(a.command[0] + " exited with " + std::to_string(r.exit_code) +
