@@ -199,8 +199,9 @@ int run(const options& o) {
         ms.push_back(s.frame_ns / 1e6);
         calls += static_cast<double>(s.heap_calls);
         rtmem_calls += static_cast<double>(s.rtmem_calls);
-        alloc_ns += alloc_ns_of(s);
-        alloc_us.push_back(alloc_ns_of(s) / 1e3);
+        const double frame_alloc_ns = alloc_ns_of(s);
+        alloc_ns += frame_alloc_ns;
+        alloc_us.push_back(frame_alloc_ns / 1e3);
     }
     const double n = static_cast<double>(std::max<std::size_t>(samples.size(), 1));
     rusage ru{};

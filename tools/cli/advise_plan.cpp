@@ -1,15 +1,10 @@
 #include "advise_plan.hpp"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <ostream>
 
 #include "count_option.hpp"
+#include "plan_file.hpp"
 #include "rtmem/analyze/plan.hpp"
 
 namespace rtmem::cli {
@@ -31,19 +26,7 @@ void plan_output::add_to(CLI::App& sub) {
                  "would save against rt_heap, and its memory cost)");
 }
 
-void plan_output::check_writable() const {
-    namespace fs = std::filesystem;
-    const fs::path p(path);
-    std::error_code ec;
-    if (fs::is_directory(p, ec))
-        throw usage_error("--plan " + path + ": is a directory, not a file");
-    const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-    if (!fs::is_directory(dir, ec))
-        throw usage_error("--plan " + path + ": directory " + dir.string() + " does not exist");
-    const bool exists = fs::exists(p, ec);
-    if (::access(exists ? p.c_str() : dir.c_str(), W_OK) != 0)
-        throw usage_error("--plan " + path + ": cannot write (" + std::strerror(errno) + ")");
-}
+void plan_output::check_writable() const { check_plan_writable("--plan", path); }
 
 void plan_output::write(const analyze::advice& adv, const analyze::site_map& sites,
                         std::size_t site_depth, const analyze::plan_costs& costs,
@@ -59,11 +42,7 @@ void plan_output::write(const analyze::advice& adv, const analyze::site_map& sit
     o.program = reader.program();
     o.trace = reader.path();
     const analyze::plan p = analyze::make_plan(adv, sites, reader.modules(), o, name);
-    {
-        std::ofstream file(path, std::ios::binary | std::ios::trunc);
-        file << analyze::plan_to_json(p);
-        if (!file.flush()) throw usage_error("--plan: cannot write " + path);
-    }
+    write_plan_file(p, "--plan", path);
     std::map<std::string, std::size_t> by_strategy;
     std::size_t routed = 0;
     for (const auto& s : p.sites) {

@@ -8,24 +8,23 @@
 // judge_rounds). Sites of a step that is not faster go to the heap in TUNED, with the figures.
 #include <signal.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "command.hpp"
 #include "count_option.hpp"
+#include "plan_file.hpp"
 #include "rtmem/analyze/paired_rounds.hpp"
 #include "rtmem/analyze/plan.hpp"
 #include "rtmem/analyze/plan_tune.hpp"
+#include "rtmem/analyze/spread.hpp"
 #include "timed_run.hpp"
 
 namespace {
@@ -131,10 +130,9 @@ std::string fixed(double v, int digits) {
     return buf;
 }
 
-std::string spread(std::vector<double> t) {
-    std::sort(t.begin(), t.end());
-    const double med = t.size() % 2 ? t[t.size() / 2] : (t[t.size() / 2 - 1] + t[t.size() / 2]) / 2;
-    return fixed(med, 3) + " s (" + fixed(t.front(), 3) + "-" + fixed(t.back(), 3) + ")";
+std::string spread_text(const std::vector<double>& t) {
+    const analyze::spread s = analyze::spread_of(t);
+    return fixed(s.median, 3) + " s (" + fixed(s.min, 3) + "-" + fixed(s.max, 3) + ")";
 }
 
 std::string verdict_text(const analyze::paired_verdict& v, const std::string& base) {
@@ -143,20 +141,11 @@ std::string verdict_text(const analyze::paired_verdict& v, const std::string& ba
            ", sign test p = " + fixed(v.p_value, 3) + ")";
 }
 
-void write_plan(const analyze::plan& p, const std::string& path) {
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f << analyze::plan_to_json(p);
-    if (!f.flush()) throw usage_error("cannot write " + path);
-}
-
 int run_tune(const tune_args& a) {
     if (a.command.empty())
         throw usage_error("no program given (rtmem tune PLAN -o OUT -- PROGRAM ARGS...)");
     if (a.by != "cpu" && a.by != "wall") throw usage_error("--by " + a.by + ": cpu or wall");
-    const fs::path out_dir =
-        fs::path(a.out).has_parent_path() ? fs::path(a.out).parent_path() : fs::path(".");
-    if (fs::is_directory(a.out) || access(out_dir.c_str(), W_OK) != 0)
-        throw usage_error("-o " + a.out + ": cannot write a file there");
+    rtmem::cli::check_plan_writable("-o", a.out);
     analyze::plan p;
     try {
         p = analyze::read_plan_file(a.plan);
@@ -165,7 +154,7 @@ int run_tune(const tune_args& a) {
     }
     const auto steps = analyze::tune_steps(p);
     if (steps.empty()) {
-        write_plan(p, a.out);
+        rtmem::cli::write_plan_file(p, "-o", a.out);
         std::cout << "rtmem tune: " << a.plan << " routes no site: nothing to time; wrote it "
                   << "unchanged to " << a.out << "\n";
         return 0;
@@ -204,12 +193,14 @@ int run_tune(const tune_args& a) {
     for (std::size_t i = 0; i < steps.size(); ++i) {
         config cand{steps[i].name + " (" + std::to_string(steps[i].sites.size()) + ")",
                     (dir / ("step" + std::to_string(i) + ".plan.json")).string(), steps[i].sites};
-        write_plan(analyze::plan_keeping(p, cand.sites, "", ""), cand.plan_file);
+        rtmem::cli::write_plan_file(analyze::plan_keeping(p, cand.sites, "", ""), "-o",
+                                    cand.plan_file);
         std::vector<double> tb, tc;
         const auto v = t.compare(best, cand, tb, tc);
         const std::string text = verdict_text(v, best.name);
-        std::cout << "  " << best.name << ": " << spread(tb) << "\n  " << cand.name << ": "
-                  << spread(tc) << "  " << text << ": " << (v.faster ? "kept" : "not kept") << "\n";
+        std::cout << "  " << best.name << ": " << spread_text(tb) << "\n  " << cand.name << ": "
+                  << spread_text(tc) << "  " << text << ": " << (v.faster ? "kept" : "not kept")
+                  << "\n";
         if (v.faster) {
             best = cand;
             kept_why = "rtmem tune: kept, " + text;
@@ -218,7 +209,8 @@ int run_tune(const tune_args& a) {
                           fixed(a.margin_percent, 0) + "% with significance: " + text;
         }
     }
-    write_plan(analyze::plan_keeping(p, best.sites, kept_why, dropped_why), a.out);
+    rtmem::cli::write_plan_file(analyze::plan_keeping(p, best.sites, kept_why, dropped_why), "-o",
+                                a.out);
     const std::size_t routed = steps.back().sites.size();
     std::cout << "rtmem tune: wrote " << a.out << ": " << best.sites.size() << " of " << routed
               << " planned site" << (routed == 1 ? "" : "s") << " kept"

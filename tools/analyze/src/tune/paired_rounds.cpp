@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
+
+#include "rtmem/analyze/spread.hpp"
 
 namespace rtmem::analyze {
 
@@ -30,9 +33,7 @@ paired_verdict judge_rounds(std::span<const double> base, std::span<const double
         if (candidate[i] < base[i]) ++v.wins;
         ratios.push_back(base[i] > 0 ? candidate[i] / base[i] : 1.0);
     }
-    std::sort(ratios.begin(), ratios.end());
-    const std::size_t mid = ratios.size() / 2;
-    v.median_ratio = ratios.size() % 2 != 0 ? ratios[mid] : (ratios[mid - 1] + ratios[mid]) / 2;
+    v.median_ratio = median(std::move(ratios));
     v.p_value = sign_test_p(v.wins, v.rounds);
     const std::size_t last = std::max(rule.max_rounds, rule.min_rounds);
     if (v.rounds < rule.min_rounds) return v;
